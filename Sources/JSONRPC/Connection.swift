@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ParlanceJSON
+import Synchronization
+
+/// What the reader delivers: a parsed JSON value, or why a frame could not become one.
+public enum Incoming: Sendable {
+    case json(JSONValue, Framing)
+    case parseError(String, Framing)
+    case framingError(FramingError, Framing)
+}
+
+/// A byte-stream JSON-RPC connection over two file descriptors.
+///
+/// A dedicated thread blocks on `read` and feeds the pure `FrameDecoder`; `send` writes
+/// each frame whole under a lock, so concurrent responses never interleave.
+public final class Connection: Sendable {
+    public let input: Int32
+    public let output: Int32
+    public let maxMessageSize: Int
+    /// Guards writes to `output`: one whole frame at a time.
+    private let writeLock = Mutex<Void>(())
+    /// The framing the client used most recently; replies follow it.
+    private let lastFraming = Mutex<Framing>(.lsp)
+
+    public init(input: Int32, output: Int32, maxMessageSize: Int = 64 * 1024 * 1024) {
+        self.input = input
+        self.output = output
+        self.maxMessageSize = maxMessageSize
+    }
+
+    /// The process's stdio. stdout is kept privately for the protocol and fd 1 is pointed
+    /// at stderr, so nothing else in the process (llama.cpp included) can corrupt the stream.
+    public static func stdio(maxMessageSize: Int) -> Connection {
+        signal(SIGPIPE, SIG_IGN)
+        let protocolOut = dup(STDOUT_FILENO)
+        dup2(STDERR_FILENO, STDOUT_FILENO)
+        return Connection(input: STDIN_FILENO, output: protocolOut >= 0 ? protocolOut : STDOUT_FILENO, maxMessageSize: maxMessageSize)
+    }
+
+    public var framing: Framing { lastFraming.withLock { $0 } }
+
+    /// Starts the reader thread. The stream finishes when input reaches end of file.
+    public func incoming() -> AsyncStream<Incoming> {
+        let (stream, continuation) = AsyncStream<Incoming>.makeStream()
+        let fd = input
+        let limit = maxMessageSize
+        let thread = Thread {
+            var decoder = FrameDecoder(maxMessageSize: limit)
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            func deliver(_ e: FrameEvent) {
+                switch e {
+                case .message(let bytes, let framing):
+                    self.lastFraming.withLock { $0 = framing }
+                    do {
+                        continuation.yield(.json(try JSONParser.parse(bytes), framing))
+                    } catch {
+                        continuation.yield(.parseError(error.description, framing))
+                    }
+                case .error(let err, let framing):
+                    self.lastFraming.withLock { $0 = framing }
+                    continuation.yield(.framingError(err, framing))
+                }
+            }
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                decoder.push(chunk[0..<n])
+                while let e = decoder.next() { deliver(e) }
+            }
+            if let e = decoder.finish() { deliver(e) }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
+
+    /// Writes one message, whole.
+    public func send(_ value: JSONValue, framing: Framing? = nil) {
+        let frame = FrameEncoder.encode(value.bytes, framing ?? self.framing)
+        writeLock.withLock { _ in
+            frame.withUnsafeBytes { raw in
+                var off = 0
+                while off < raw.count {
+                    let n = write(output, raw.baseAddress! + off, raw.count - off)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return  // the client has gone; the reader will see end of input
+                    }
+                    off += n
+                }
+            }
+        }
+    }
+}
+
+/// A minimal thread wrapper (Foundation-free) for the blocking reader.
+final class Thread: @unchecked Sendable {
+    private let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    func start() {
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { arg in
+            let t = Unmanaged<Thread>.fromOpaque(arg!).takeRetainedValue()
+            t.body()
+            return nil
+        }, box.toOpaque())
+        pthread_detach(tid)
+    }
+}

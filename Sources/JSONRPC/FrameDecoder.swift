@@ -1,0 +1,194 @@
+/// How a message was framed on the wire. Replies use the framing of the request.
+public enum Framing: String, Sendable {
+    /// LSP base protocol: `Content-Length: N\r\n\r\n` + N bytes.
+    case lsp
+    /// One JSON text per line.
+    case ndjson
+}
+
+/// A framing problem. The decoder reports it and resynchronises; the connection stays usable.
+public struct FramingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable { case badHeader, missingContentLength, invalidContentLength, tooLarge, truncated }
+    public var kind: Kind
+    public var message: String
+    public var description: String { message }
+}
+
+public enum FrameEvent: Sendable, Equatable {
+    case message([UInt8], Framing)
+    case error(FramingError, Framing)
+}
+
+/// A pure, incremental framing decoder: feed it arbitrary chunks, pull whole frames.
+///
+/// The framing of each message is detected from its first non-blank byte: `{` or `[`
+/// starts an NDJSON line, anything else an LSP header block.
+public struct FrameDecoder: Sendable {
+    public let maxMessageSize: Int
+    public static let maxHeaderSize = 8 * 1024
+
+    private var buf: [UInt8] = []
+    private var pos = 0
+    /// Bytes of an oversized body still to be skipped, and whether we skip to a newline instead.
+    private var skipBytes = 0
+    private var skipToNewline = false
+    /// Where the search for an NDJSON line's newline resumes, so a long line arriving in
+    /// many chunks is scanned once, not once per chunk.
+    private var scanFrom = 0
+
+    public init(maxMessageSize: Int = 64 * 1024 * 1024) {
+        self.maxMessageSize = maxMessageSize
+    }
+
+    public mutating func push(_ bytes: some Collection<UInt8>) {
+        if pos > 0 && pos >= buf.count / 2 {
+            buf.removeFirst(pos)
+            scanFrom = max(0, scanFrom - pos)
+            pos = 0
+        }
+        buf.append(contentsOf: bytes)
+    }
+
+    /// Bytes buffered and not yet consumed.
+    public var pending: Int { buf.count - pos }
+
+    /// The next complete frame or framing error, or nil when more input is needed.
+    public mutating func next() -> FrameEvent? {
+        while true {
+            if skipBytes > 0 {
+                let n = min(skipBytes, buf.count - pos)
+                pos += n
+                skipBytes -= n
+                if skipBytes > 0 { return nil }
+            }
+            if skipToNewline {
+                guard let nl = firstIndex(of: 0x0A, from: pos) else { pos = buf.count; return nil }
+                scanFrom = 0
+                pos = nl + 1
+                skipToNewline = false
+            }
+            // Skip blank bytes between messages.
+            while pos < buf.count, buf[pos] == 0x20 || buf[pos] == 0x0A || buf[pos] == 0x0D || buf[pos] == 0x09 { pos += 1 }
+            guard pos < buf.count else { return nil }
+            if buf[pos] == UInt8(ascii: "{") || buf[pos] == UInt8(ascii: "[") { return nextLine() }
+            return nextLSP()
+        }
+    }
+
+    /// At end of input: reports a message left incomplete, if any.
+    public mutating func finish() -> FrameEvent? {
+        if let e = next() { return e }
+        defer { buf = []; pos = 0 }
+        let rest = buf[pos...]
+        if rest.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        if rest.first == UInt8(ascii: "{") || rest.first == UInt8(ascii: "[") {
+            // A last NDJSON line without a newline is still a whole message.
+            return .message(Array(rest), .ndjson)
+        }
+        return .error(FramingError(kind: .truncated, message: "input ended inside a message (\(rest.count) bytes left unparsed)"), .lsp)
+    }
+
+    private func firstIndex(of byte: UInt8, from: Int) -> Int? {
+        var i = from
+        while i < buf.count { if buf[i] == byte { return i }; i += 1 }
+        return nil
+    }
+
+    private mutating func nextLine() -> FrameEvent? {
+        guard let nl = firstIndex(of: 0x0A, from: max(pos, scanFrom)) else {
+            scanFrom = buf.count
+            if buf.count - pos > maxMessageSize {
+                let size = buf.count - pos
+                pos = buf.count
+                skipToNewline = true
+                return .error(FramingError(kind: .tooLarge, message: "message exceeds the limit of \(maxMessageSize) bytes (more than \(size) bytes without a newline)"), .ndjson)
+            }
+            return nil
+        }
+        var end = nl
+        if end > pos, buf[end - 1] == 0x0D { end -= 1 }
+        let size = end - pos
+        defer { pos = nl + 1 }
+        if size > maxMessageSize {
+            return .error(FramingError(kind: .tooLarge, message: "message of \(size) bytes exceeds the limit of \(maxMessageSize) bytes"), .ndjson)
+        }
+        return .message(Array(buf[pos..<end]), .ndjson)
+    }
+
+    private mutating func nextLSP() -> FrameEvent? {
+        // Find the end of the header block (\r\n\r\n, tolerating bare \n\n).
+        var i = pos
+        var headerEnd: Int? = nil
+        var bodyStart = 0
+        while i < buf.count {
+            if buf[i] == 0x0A {
+                if i + 1 < buf.count, buf[i + 1] == 0x0A { headerEnd = i; bodyStart = i + 2; break }
+                if i + 2 < buf.count, buf[i + 1] == 0x0D, buf[i + 2] == 0x0A { headerEnd = i; bodyStart = i + 3; break }
+            }
+            i += 1
+        }
+        guard let headerEnd else {
+            if buf.count - pos > FrameDecoder.maxHeaderSize {
+                pos = buf.count
+                skipToNewline = true
+                return .error(FramingError(kind: .badHeader, message: "header block exceeds \(FrameDecoder.maxHeaderSize) bytes without a blank line"), .lsp)
+            }
+            return nil
+        }
+        let header = String(decoding: buf[pos..<headerEnd], as: UTF8.self)
+        let headerStart = pos
+        var length: Int? = nil
+        for rawLine in header.split(separator: "\n", omittingEmptySubsequences: true) {
+            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+            guard let colon = line.firstIndex(of: ":") else {
+                pos = bodyStart
+                return .error(FramingError(kind: .badHeader, message: "invalid header line '\(line.prefix(80))': expected 'Name: value'"), .lsp)
+            }
+            let name = line[..<colon].trimmingSpaces().lowercased()
+            let value = line[line.index(after: colon)...].trimmingSpaces()
+            if name == "content-length" {
+                guard let n = Int(value), n >= 0 else {
+                    pos = bodyStart
+                    return .error(FramingError(kind: .invalidContentLength, message: "invalid Content-Length '\(value.prefix(40))': expected a non-negative integer"), .lsp)
+                }
+                length = n
+            }
+        }
+        guard let length else {
+            pos = bodyStart
+            return .error(FramingError(kind: .missingContentLength, message: "header block has no Content-Length"), .lsp)
+        }
+        if length > maxMessageSize {
+            pos = bodyStart
+            skipBytes = length
+            return .error(FramingError(kind: .tooLarge, message: "message of \(length) bytes exceeds the limit of \(maxMessageSize) bytes"), .lsp)
+        }
+        guard buf.count - bodyStart >= length else {
+            pos = headerStart
+            return nil
+        }
+        pos = bodyStart + length
+        return .message(Array(buf[bodyStart..<(bodyStart + length)]), .lsp)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> String {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// Encodes one frame.
+public enum FrameEncoder {
+    public static func encode(_ body: [UInt8], _ framing: Framing) -> [UInt8] {
+        switch framing {
+        case .ndjson:
+            return body + [0x0A]
+        case .lsp:
+            return Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
+        }
+    }
+}

@@ -1,0 +1,125 @@
+/// Values that cross the engine's boundary: requests in, events and errors out.
+
+public struct SamplingOptions: Sendable, Hashable, Codable {
+    public var temperature: Double
+    public var topP: Double
+    public var topK: Int
+    public var minP: Double
+    public var repeatPenalty: Double
+
+    public init(temperature: Double = 0.7, topP: Double = 0.9, topK: Int = 40, minP: Double = 0.05, repeatPenalty: Double = 1.1) {
+        self.temperature = temperature
+        self.topP = topP
+        self.topK = topK
+        self.minP = minP
+        self.repeatPenalty = repeatPenalty
+    }
+}
+
+/// How much a sequence's KV cache is worth keeping after its request ends. Idle sequences
+/// are evicted lowest priority first, then least recently used.
+public enum CachePriority: Int, Sendable, Comparable {
+    case normal = 0
+    case document = 1
+    case session = 2
+    public static func < (a: CachePriority, b: CachePriority) -> Bool { a.rawValue < b.rawValue }
+}
+
+public struct GenerationRequest: Sendable {
+    public var prompt: [Token]
+    public var options: SamplingOptions
+    public var seed: UInt32
+    /// A GBNF grammar (root rule `root`) constraining the output.
+    public var grammar: String?
+    /// 0 evaluates the prompt only (prewarm): its KV state stays cached for reuse.
+    public var maxTokens: Int
+    public var cachePriority: CachePriority
+
+    public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
+                maxTokens: Int = 256, cachePriority: CachePriority = .normal) {
+        self.prompt = prompt
+        self.options = options
+        self.seed = seed
+        self.grammar = grammar
+        self.maxTokens = maxTokens
+        self.cachePriority = cachePriority
+    }
+}
+
+public enum FinishReason: String, Sendable, Codable {
+    /// The model ended its turn (or the grammar completed).
+    case stop
+    /// `maxTokens` reached.
+    case length
+    /// Prompt evaluated only (prewarm).
+    case prompt
+}
+
+/// Measured by the engine, never estimated.
+public struct GenerationStats: Sendable, Hashable {
+    public var promptTokens: Int
+    public var cachedPromptTokens: Int
+    public var generatedTokens: Int
+    public var queuedMs: Double
+    public var firstTokenMs: Double
+    public var totalMs: Double
+}
+
+public struct GenerationResult: Sendable {
+    public var text: String
+    public var tokens: [Token]
+    public var finishReason: FinishReason
+    public var stats: GenerationStats
+}
+
+public enum GenerationEvent: Sendable {
+    /// Waiting for a free sequence slot; `position` is 1-based.
+    case queued(position: Int)
+    /// Prompt evaluation progress.
+    case prompt(evaluated: Int, total: Int, cached: Int)
+    /// Newly generated text (whole UTF-8 characters only).
+    case text(String)
+    case done(GenerationResult)
+}
+
+public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
+    case modelNotFound(path: String)
+    case invalidModelFile(path: String, reason: String)
+    case contextCreationFailed(String)
+    case contextTooSmall(requested: Int, minimum: Int)
+    case exceededContextWindowSize(promptTokens: Int, maxTokens: Int, contextSize: Int)
+    case decodingFailure(String)
+    case grammarRejected(String)
+    case queueFull(capacity: Int)
+    /// Cancelled; carries the text generated so far.
+    case cancelled(partial: String, generatedTokens: Int)
+    case shutDown
+
+    public var description: String {
+        switch self {
+        case .modelNotFound(let p): return "model file not found: \(p)"
+        case .invalidModelFile(let p, let r): return "invalid model file \(p): \(r)"
+        case .contextCreationFailed(let r): return "could not create a context: \(r)"
+        case .contextTooSmall(let r, let m): return "context size \(r) is too small (minimum \(m))"
+        case .exceededContextWindowSize(let p, let m, let c):
+            return "prompt of \(p) tokens plus up to \(m) generated tokens exceeds the context window of \(c) tokens"
+        case .decodingFailure(let r): return "decoding failed: \(r)"
+        case .grammarRejected(let r): return "grammar rejected: \(r)"
+        case .queueFull(let c): return "the request queue is full (\(c) waiting); retry later"
+        case .cancelled: return "request cancelled"
+        case .shutDown: return "the engine is shutting down"
+        }
+    }
+}
+
+/// A snapshot of the scheduler, for `model/status`, tests (slot leaks) and the benchmark.
+public struct EngineStats: Sendable, Codable, Hashable {
+    public var sequenceSlots: Int
+    public var freeSlots: Int
+    public var activeRequests: Int
+    public var queuedRequests: Int
+    public var maxQueue: Int
+    public var cachedSequences: Int
+    public var cachedTokens: Int
+    public var contextSize: Int
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// Reads a GGUF file's header and metadata in Swift, with every length bounds-checked,
+/// before llama.cpp sees it: llama.cpp asserts (aborting the process) on some malformed
+/// files, and a bad model file must never take the daemon down.
+public struct GGUFInfo: Sendable, Hashable {
+    public var version: Int
+    public var tensorCount: Int
+    public var metadata: [String: String]  // scalar and string values; arrays summarised
+    public var architecture: String? { metadata["general.architecture"] }
+    public var name: String? { metadata["general.name"] }
+    public var contextLength: Int? { architecture.flatMap { metadata["\($0).context_length"] }.flatMap { Int($0) } }
+    public var hasChatTemplate: Bool { metadata["tokenizer.chat_template"] != nil }
+}
+
+public enum GGUFInspector {
+    public static func inspect(path: String) throws(EngineError) -> GGUFInfo {
+        guard FileManager.default.fileExists(atPath: path) else { throw .modelNotFound(path: path) }
+        guard let fh = FileHandle(forReadingAtPath: path) else {
+            throw .invalidModelFile(path: path, reason: "cannot open the file for reading")
+        }
+        defer { try? fh.close() }
+        let size = (try? fh.seekToEnd()) ?? 0
+        try? fh.seek(toOffset: 0)
+        // Metadata (vocabularies included) fits in the first 64 MB of any sane model.
+        let head = (try? fh.read(upToCount: Int(min(size, 64 << 20)))) ?? Data()
+        do {
+            return try parse([UInt8](head), fileSize: Int(size))
+        } catch let e as GGUFError {
+            throw .invalidModelFile(path: path, reason: e.reason)
+        } catch {
+            throw .invalidModelFile(path: path, reason: "\(error)")
+        }
+    }
+
+    struct GGUFError: Error { let reason: String }
+
+    static func parse(_ b: [UInt8], fileSize: Int) throws -> GGUFInfo {
+        if fileSize == 0 { throw GGUFError(reason: "the file is empty") }
+        var r = Reader(b: b)
+        guard b.count >= 4, b[0] == 0x47, b[1] == 0x47, b[2] == 0x55, b[3] == 0x46 else {
+            throw GGUFError(reason: "not a GGUF file (bad magic number)")
+        }
+        r.i = 4
+        let version = Int(try r.u32())
+        guard version == 2 || version == 3 else { throw GGUFError(reason: "unsupported GGUF version \(version)") }
+        let tensors = try r.u64()
+        let kvs = try r.u64()
+        guard tensors < 1_000_000, kvs < 1_000_000 else { throw GGUFError(reason: "implausible tensor or metadata count") }
+        var meta: [String: String] = [:]
+        for _ in 0..<kvs {
+            let key = try r.string()
+            let type = try r.u32()
+            meta[key] = try r.value(type: type, depth: 0)
+        }
+        for _ in 0..<tensors {
+            _ = try r.string()
+            let dims = try r.u32()
+            guard dims >= 1, dims <= 4 else { throw GGUFError(reason: "tensor with \(dims) dimensions") }
+            for _ in 0..<dims { _ = try r.u64() }
+            let type = try r.u32()
+            guard type < 64 else { throw GGUFError(reason: "unknown tensor type \(type)") }
+            let offset = try r.u64()
+            guard offset < UInt64(fileSize) else { throw GGUFError(reason: "tensor data beyond the end of the file (truncated?)") }
+        }
+        guard r.i < fileSize else { throw GGUFError(reason: "file truncated after the tensor table") }
+        return GGUFInfo(version: version, tensorCount: Int(tensors), metadata: meta)
+    }
+
+    struct Reader {
+        let b: [UInt8]
+        var i = 0
+        mutating func bytes(_ n: Int) throws -> ArraySlice<UInt8> {
+            guard n >= 0, n <= b.count - i else { throw GGUFError(reason: "metadata truncated at byte \(i)") }
+            defer { i += n }
+            return b[i..<(i + n)]
+        }
+        mutating func int<T: FixedWidthInteger>(_: T.Type) throws -> T {
+            let s = try bytes(MemoryLayout<T>.size)
+            return s.reversed().reduce(T(0)) { $0 << 8 | T($1) }
+        }
+        mutating func u32() throws -> UInt32 { try int(UInt32.self) }
+        mutating func u64() throws -> UInt64 { try int(UInt64.self) }
+        mutating func string() throws -> String {
+            let n = try u64()
+            guard n < 16 << 20 else { throw GGUFError(reason: "string of \(n) bytes in metadata") }
+            return String(decoding: try bytes(Int(n)), as: UTF8.self)
+        }
+        mutating func value(type: UInt32, depth: Int) throws -> String {
+            switch type {
+            case 0: return String(try int(UInt8.self))
+            case 1: return String(try int(Int8.self))
+            case 2: return String(try int(UInt16.self))
+            case 3: return String(try int(Int16.self))
+            case 4: return String(try u32())
+            case 5: return String(try int(Int32.self))
+            case 6: return String(Float(bitPattern: try u32()))
+            case 7: return try int(UInt8.self) != 0 ? "true" : "false"
+            case 8: return try string()
+            case 9:
+                guard depth < 2 else { throw GGUFError(reason: "nested arrays too deep") }
+                let et = try u32()
+                let n = try u64()
+                guard n < 10_000_000 else { throw GGUFError(reason: "array of \(n) elements in metadata") }
+                for _ in 0..<n { _ = try value(type: et, depth: depth + 1) }
+                return "[\(n) items]"
+            case 10: return String(try u64())
+            case 11: return String(try int(Int64.self))
+            case 12: return String(Double(bitPattern: try u64()))
+            default: throw GGUFError(reason: "unknown metadata value type \(type)")
+            }
+        }
+    }
+}

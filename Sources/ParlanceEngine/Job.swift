@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+
+/// One generation request as the scheduler sees it. Created on the caller's thread;
+/// after submission only the engine thread touches its mutable fields, except `cancelled`.
+final class Job: @unchecked Sendable {
+    let id: UInt64
+    let request: GenerationRequest
+    let continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation
+    /// Set from any thread; polled by the engine thread each step.
+    let cancelled = Atomic<Bool>(false)
+    let submitted = ContinuousClock.now
+
+    // Engine-thread state.
+    var seq: Int32 = -1
+    var nPast = 0            // prompt tokens already in this sequence's KV cache
+    var nCached = 0          // of those, how many were reused rather than evaluated
+    var pending: Token? = nil  // sampled, not yet evaluated
+    var generated: [Token] = []
+    var sampler: LlamaSampler? = nil
+    var text = UTF8Accumulator()
+    var admitted: ContinuousClock.Instant? = nil
+    var firstToken: ContinuousClock.Instant? = nil
+    var lastProgress: ContinuousClock.Instant? = nil
+
+    init(id: UInt64, request: GenerationRequest, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) {
+        self.id = id
+        self.request = request
+        self.continuation = continuation
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    var inPrompt: Bool { nPast < request.prompt.count }
+
+    func stats(now: ContinuousClock.Instant) -> GenerationStats {
+        func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+        return GenerationStats(
+            promptTokens: request.prompt.count, cachedPromptTokens: nCached, generatedTokens: generated.count,
+            queuedMs: ms((admitted ?? now) - submitted),
+            firstTokenMs: firstToken.map { ms($0 - submitted) } ?? 0,
+            totalMs: ms(now - submitted))
+    }
+}
+
+/// Collects token bytes and releases only whole UTF-8 characters, holding back a
+/// character split across tokens until its last byte arrives.
+struct UTF8Accumulator {
+    private var held: [UInt8] = []
+    private(set) var all = ""
+
+    mutating func append(_ bytes: [UInt8]) -> String {
+        held += bytes
+        let cut = UTF8Accumulator.completePrefixLength(held)
+        guard cut > 0 else { return "" }
+        let s = String(decoding: held[..<cut], as: UTF8.self)
+        held.removeFirst(cut)
+        all += s
+        return s
+    }
+
+    /// Flushes held bytes (an incomplete character becomes U+FFFD).
+    mutating func finish() -> String {
+        guard !held.isEmpty else { return "" }
+        let s = String(decoding: held, as: UTF8.self)
+        held = []
+        all += s
+        return s
+    }
+
+    static func completePrefixLength(_ b: [UInt8]) -> Int {
+        var i = b.count - 1
+        var back = 0
+        while i >= 0, back < 4 {
+            let c = b[i]
+            if c & 0xC0 != 0x80 {
+                let need = c < 0x80 ? 1 : c >> 5 == 0x6 ? 2 : c >> 4 == 0xE ? 3 : c >> 3 == 0x1E ? 4 : 1
+                return back + 1 >= need ? b.count : i
+            }
+            i -= 1
+            back += 1
+        }
+        return b.count
+    }
+}

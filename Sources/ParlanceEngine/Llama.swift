@@ -1,0 +1,213 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LlamaShim
+import Synchronization
+
+/// The one Swift wrapper over LlamaShim. Every pointer lives here; every return is checked.
+///
+/// `LlamaModel` is immutable after load and its vocabulary calls are thread-safe, so it is
+/// shared. `LlamaContext`, `LlamaBatch` and `LlamaSampler` belong to the engine thread.
+public typealias Token = Int32
+
+/// Receives llama.cpp's log lines (level 1 debug … 4 error). Set once at start-up.
+public enum LlamaLog {
+    public typealias Sink = @Sendable (Int, String) -> Void
+    static let sink = Mutex<Sink?>(nil)  // guards the callback target swapped at start-up
+
+    public static func install(_ s: @escaping Sink) {
+        sink.withLock { $0 = s }
+        pl_init({ level, text, _ in
+            guard let text else { return }
+            let line = String(cString: text)
+            LlamaLog.sink.withLock { $0 }?(Int(level), line)
+        }, nil)
+    }
+}
+
+public final class LlamaModel: @unchecked Sendable {
+    let handle: OpaquePointer
+    public let path: String
+
+    public init(path: String) throws(EngineError) {
+        var err = [CChar](repeating: 0, count: 256)
+        guard let h = pl_model_load(path, &err, err.count) else {
+            throw .invalidModelFile(path: path, reason: String(cBuffer: err))
+        }
+        handle = h
+        self.path = path
+    }
+    deinit { pl_model_free(handle) }
+
+    public var contextTrainSize: Int { Int(pl_model_n_ctx_train(handle)) }
+    public var parameterCount: Int { Int(pl_model_n_params(handle)) }
+    public var sizeBytes: Int { Int(pl_model_size(handle)) }
+    public var vocabularySize: Int { Int(pl_model_n_vocab(handle)) }
+    public var chatTemplate: String? { pl_model_chat_template(handle).map { String(cString: $0) } }
+
+    public func metadata(_ key: String) -> String? {
+        var buf = [CChar](repeating: 0, count: 512)
+        let n = pl_model_meta(handle, key, &buf, buf.count)
+        if n < 0 { return nil }
+        if Int(n) >= buf.count {
+            buf = [CChar](repeating: 0, count: Int(n) + 1)
+            _ = pl_model_meta(handle, key, &buf, buf.count)
+        }
+        return String(cBuffer: buf)
+    }
+
+    public var description: String {
+        var buf = [CChar](repeating: 0, count: 256)
+        _ = pl_model_desc(handle, &buf, buf.count)
+        return String(cBuffer: buf)
+    }
+
+    public func isEndOfGeneration(_ t: Token) -> Bool { pl_token_is_eog(handle, t) }
+    public var bos: Token { pl_token_bos(handle) }
+    public var addsBOS: Bool { pl_add_bos(handle) }
+
+    /// Tokenizes text. `special` parses control tokens such as `<|im_start|>`: only ever
+    /// true for template text we wrote, never for user or document text.
+    public func tokenize(_ text: String, addBOS: Bool = false, special: Bool = false) -> [Token] {
+        var utf8 = Array(text.utf8)
+        let len = Int32(utf8.count)
+        var out = [Token](repeating: 0, count: max(16, utf8.count + 4))
+        var n = utf8.withUnsafeMutableBufferPointer { u in
+            u.withMemoryRebound(to: CChar.self) { c in
+                pl_tokenize(handle, c.baseAddress, len, &out, Int32(out.count), addBOS, special)
+            }
+        }
+        if n < 0 {
+            out = [Token](repeating: 0, count: Int(-n))
+            n = utf8.withUnsafeMutableBufferPointer { u in
+                u.withMemoryRebound(to: CChar.self) { c in
+                    pl_tokenize(handle, c.baseAddress, len, &out, Int32(out.count), addBOS, special)
+                }
+            }
+        }
+        return Array(out.prefix(max(0, Int(n))))
+    }
+
+    /// The bytes of one token (may be part of a UTF-8 character).
+    public func piece(_ t: Token, special: Bool = false) -> [UInt8] {
+        var buf = [CChar](repeating: 0, count: 64)
+        var n = pl_token_piece(handle, t, &buf, Int32(buf.count), special)
+        if n < 0 {
+            buf = [CChar](repeating: 0, count: Int(-n))
+            n = pl_token_piece(handle, t, &buf, Int32(buf.count), special)
+        }
+        return buf.prefix(max(0, Int(n))).map { UInt8(bitPattern: $0) }
+    }
+
+    /// Applies the chat template (the model's own unless given). nil when unsupported.
+    public func applyTemplate(_ messages: [(role: String, content: String)], addAssistant: Bool, template: String? = nil) -> String? {
+        var cRoles = messages.map { strdup($0.role) }
+        var cContents = messages.map { strdup($0.content) }
+        defer {
+            cRoles.forEach { free($0) }
+            cContents.forEach { free($0) }
+        }
+        let total = messages.reduce(0) { $0 + $1.content.utf8.count + $1.role.utf8.count } * 2 + 256
+        var buf = [CChar](repeating: 0, count: total)
+        func apply(_ buf: inout [CChar]) -> Int32 {
+            cRoles.withUnsafeMutableBufferPointer { r in
+                cContents.withUnsafeMutableBufferPointer { c in
+                    r.withMemoryRebound(to: UnsafePointer<CChar>?.self) { rr in
+                        c.withMemoryRebound(to: UnsafePointer<CChar>?.self) { cc in
+                            pl_chat_apply(handle, template, rr.baseAddress, cc.baseAddress, messages.count, addAssistant, &buf, Int32(buf.count))
+                        }
+                    }
+                }
+            }
+        }
+        var n = apply(&buf)
+        if n < 0 { return nil }
+        if Int(n) > buf.count {
+            buf = [CChar](repeating: 0, count: Int(n) + 1)
+            n = apply(&buf)
+            if n < 0 { return nil }
+        }
+        return String(decoding: buf.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether llama.cpp's grammar parser accepts a GBNF grammar.
+    public func grammarParses(_ gbnf: String) -> Bool {
+        var err = [CChar](repeating: 0, count: 128)
+        return pl_grammar_check(handle, gbnf, &err, err.count)
+    }
+}
+
+final class LlamaContext: @unchecked Sendable {
+    let handle: OpaquePointer
+    let model: LlamaModel
+
+    init(model: LlamaModel, contextSize: Int, batchSize: Int, sequences: Int, threads: Int) throws(EngineError) {
+        self.model = model
+        var err = [CChar](repeating: 0, count: 256)
+        let p = pl_context_params(n_ctx: UInt32(contextSize), n_batch: UInt32(batchSize), n_ubatch: UInt32(batchSize),
+                                  n_seq_max: UInt32(sequences), n_threads: Int32(threads))
+        guard let h = pl_context_new(model.handle, p, &err, err.count) else {
+            throw .contextCreationFailed(String(cBuffer: err))
+        }
+        handle = h
+    }
+    deinit { pl_context_free(handle) }
+
+    /// Asks a running llama_decode to stop at its next check. The only call made from
+    /// threads other than the engine thread (the shim makes it atomic).
+    func setAbort(_ on: Bool) { pl_context_set_abort(handle, on) }
+
+    var size: Int { Int(pl_context_n_ctx(handle)) }
+    func decode(_ b: LlamaBatch) -> Int32 { pl_decode(handle, b.handle) }
+    @discardableResult func removeTokens(seq: Int32, from p0: Int32, to p1: Int32 = -1) -> Bool { pl_memory_seq_rm(handle, seq, p0, p1) }
+    func copyTokens(from src: Int32, to dst: Int32, upTo p1: Int32) { pl_memory_seq_cp(handle, src, dst, 0, p1) }
+    func maxPosition(seq: Int32) -> Int32 { pl_memory_seq_pos_max(handle, seq) }
+    func clear() { pl_memory_clear(handle) }
+
+    func saveSequence(_ seq: Int32, tokens: [Token], to path: String) -> Bool {
+        pl_state_seq_save(handle, path, seq, tokens, tokens.count) > 0
+    }
+    func loadSequence(_ seq: Int32, from path: String, capacity: Int) -> [Token]? {
+        var out = [Token](repeating: 0, count: capacity)
+        var n = 0
+        guard pl_state_seq_load(handle, path, seq, &out, capacity, &n) > 0 else { return nil }
+        return Array(out.prefix(n))
+    }
+}
+
+final class LlamaBatch {
+    let handle: OpaquePointer
+    let capacity: Int
+    init(capacity: Int, sequences: Int) {
+        self.capacity = capacity
+        handle = pl_batch_new(Int32(capacity), Int32(sequences))
+    }
+    deinit { pl_batch_free(handle) }
+    func clear() { pl_batch_clear(handle) }
+    @discardableResult func add(_ t: Token, pos: Int32, seq: Int32, logits: Bool) -> Int32 { pl_batch_add(handle, t, pos, seq, logits) }
+    var count: Int { Int(pl_batch_count(handle)) }
+}
+
+final class LlamaSampler {
+    let handle: OpaquePointer
+    init(model: LlamaModel, options: SamplingOptions, seed: UInt32, grammar: String?) throws(EngineError) {
+        var err = [CChar](repeating: 0, count: 256)
+        let p = pl_sampler_params(
+            temperature: Float(options.temperature), top_p: Float(options.topP), top_k: Int32(options.topK),
+            min_p: Float(options.minP), repeat_penalty: Float(options.repeatPenalty), repeat_last_n: 64, seed: seed)
+        guard let h = pl_sampler_new(model.handle, p, grammar, &err, err.count) else {
+            throw .grammarRejected(String(cBuffer: err))
+        }
+        handle = h
+    }
+    deinit { pl_sampler_free(handle) }
+    func sample(_ ctx: LlamaContext, index: Int32) -> Token { pl_sampler_sample(handle, ctx.handle, index) }
+    func accept(_ t: Token) { pl_sampler_accept(handle, t) }
+}
+
+extension String {
+    /// A NUL-terminated C buffer as a String (bytes after the first NUL ignored).
+    init(cBuffer: [CChar]) {
+        self = String(decoding: cBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import Synchronization
+
+/// Owns the llama context on one dedicated thread and runs continuous batching:
+/// every step decodes one token for each generating sequence plus a bounded chunk of
+/// pending prompt tokens, all in one `llama_decode` batch.
+///
+/// Prefix reuse: each sequence id remembers the tokens in its KV cache. A new request
+/// takes the idle sequence sharing its longest prefix (trimming the rest) or copies the
+/// prefix from a busy one (`llama_memory_seq_cp`, free with the unified cache), so
+/// instructions, documents and session histories are evaluated once.
+final class Scheduler: @unchecked Sendable {
+    struct Slot {
+        var tokens: [Token] = []   // what this sequence's KV cache holds, position by position
+        var job: Job? = nil
+        var lastUsed: UInt64 = 0
+        var priority: CachePriority = .normal
+    }
+
+    struct Config {
+        var sequences: Int      // sequence ids (active + cached)
+        var maxActive: Int      // requests decoded together
+        var maxQueue: Int
+        var batchSize: Int
+        var promptChunk: Int    // prompt tokens per step while others generate
+    }
+
+    let ctx: LlamaContext
+    let model: LlamaModel
+    let config: Config
+    private let batch: LlamaBatch
+
+    // Inbox: the only state shared with other threads.
+    private struct Inbox {
+        var submitted: [Job] = []
+        var stop = false
+        var waitingCount = 0
+        var stats: EngineStats
+    }
+    private let inbox: Mutex<Inbox>   // guards submissions, stop, and the published stats snapshot
+    private let wake = NSCondition()  // signalled on submit/cancel/stop
+    /// Ids of jobs in the batch being decoded now, so a cancel can abort that decode.
+    private let inFlight = Mutex<Set<UInt64>>([])
+
+    // Engine-thread state.
+    private var slots: [Slot]
+    private var waiting: [Job] = []
+    private var active: [Job] = []
+    private var tick: UInt64 = 0
+    private var rotate = 0
+
+    init(ctx: LlamaContext, model: LlamaModel, config: Config) {
+        self.ctx = ctx
+        self.model = model
+        self.config = config
+        batch = LlamaBatch(capacity: config.batchSize, sequences: config.sequences)
+        slots = Array(repeating: Slot(), count: config.sequences)
+        inbox = Mutex(Inbox(stats: EngineStats(
+            sequenceSlots: config.maxActive, freeSlots: config.maxActive, activeRequests: 0, queuedRequests: 0,
+            maxQueue: config.maxQueue, cachedSequences: 0, cachedTokens: 0, contextSize: ctx.size)))
+    }
+
+    // MARK: any thread
+
+    func submit(_ job: Job) {
+        let accepted = inbox.withLock { box -> Bool in
+            if box.stop { return false }
+            if box.waitingCount >= config.maxQueue + config.maxActive { return false }
+            box.waitingCount += 1
+            box.submitted.append(job)
+            return true
+        }
+        if !accepted {
+            let stopped = inbox.withLock { $0.stop }
+            job.continuation.finish(throwing: stopped ? EngineError.shutDown : EngineError.queueFull(capacity: config.maxQueue))
+            return
+        }
+        signal()
+    }
+
+    func cancel(_ job: Job) {
+        job.cancelled.store(true, ordering: .releasing)
+        if inFlight.withLock({ $0.contains(job.id) }) { ctx.setAbort(true) }
+        signal()
+    }
+
+    func stop() {
+        inbox.withLock { $0.stop = true }
+        ctx.setAbort(true)
+        signal()
+    }
+
+    var stats: EngineStats { inbox.withLock { $0.stats } }
+
+    private func signal() {
+        wake.lock()
+        wake.signal()
+        wake.unlock()
+    }
+
+    // MARK: engine thread
+
+    func run() {
+        while true {
+            var new: [Job] = []
+            var stopping = false
+            wake.lock()
+            while true {
+                (new, stopping) = inbox.withLock { box in
+                    defer { box.submitted = [] }
+                    return (box.submitted, box.stop)
+                }
+                if !new.isEmpty || stopping || !active.isEmpty || !waiting.isEmpty { break }
+                wake.wait()
+            }
+            wake.unlock()
+            if stopping {
+                for j in active + waiting + new { j.continuation.finish(throwing: EngineError.shutDown) }
+                return
+            }
+            for j in new {
+                waiting.append(j)
+                if active.count >= config.maxActive { j.continuation.yield(.queued(position: waiting.count)) }
+            }
+            reapCancelled()
+            admit()
+            publishStats()
+            if !active.isEmpty { step() }
+        }
+    }
+
+    private func publishStats() {
+        let busy = slots.filter { $0.job != nil }.count
+        let cached = slots.filter { $0.job == nil && !$0.tokens.isEmpty }
+        let s = EngineStats(
+            sequenceSlots: config.maxActive, freeSlots: config.maxActive - busy, activeRequests: active.count,
+            queuedRequests: waiting.count, maxQueue: config.maxQueue, cachedSequences: cached.count,
+            cachedTokens: cached.reduce(0) { $0 + $1.tokens.count }, contextSize: ctx.size)
+        let n = active.count + waiting.count
+        inbox.withLock { box in
+            box.stats = s
+            box.waitingCount = n + box.submitted.count
+        }
+    }
+
+    private func reapCancelled() {
+        waiting.removeAll { j in
+            guard j.isCancelled else { return false }
+            j.continuation.finish(throwing: EngineError.cancelled(partial: "", generatedTokens: 0))
+            return true
+        }
+        for j in active where j.isCancelled {
+            release(j)
+            j.continuation.finish(throwing: EngineError.cancelled(partial: j.text.all + j.text.finish(), generatedTokens: j.generated.count))
+        }
+        active.removeAll { $0.isCancelled }
+    }
+
+    private func admit() {
+        while active.count < config.maxActive, let job = waiting.first {
+            let prompt = job.request.prompt
+            guard let (seq, reuse0) = placeSequence(for: prompt) else { break }
+            waiting.removeFirst()
+            // Always evaluate at least the last prompt token: its logits start generation.
+            let reuse = min(reuse0, max(0, prompt.count - 1))
+            ctx.removeTokens(seq: Int32(seq), from: Int32(reuse))
+            slots[seq].tokens.removeSubrange(min(reuse, slots[seq].tokens.count)...)
+            slots[seq].job = job
+            slots[seq].priority = job.request.cachePriority
+            job.seq = Int32(seq)
+            job.nPast = reuse
+            job.nCached = reuse
+            job.admitted = .now
+            if job.request.maxTokens > 0 {
+                do {
+                    job.sampler = try LlamaSampler(model: model, options: job.request.options, seed: job.request.seed, grammar: job.request.grammar)
+                } catch {
+                    release(job)
+                    job.continuation.finish(throwing: error)
+                    continue
+                }
+            }
+            active.append(job)
+            job.continuation.yield(.prompt(evaluated: reuse, total: prompt.count, cached: reuse))
+        }
+    }
+
+    /// Picks an idle sequence for a prompt and fills it with the longest cached prefix:
+    /// in place when the best match is idle and cheap to trim, otherwise copied from the
+    /// best match (busy or valuable) into the least valuable idle sequence.
+    /// Returns the sequence and how many prompt tokens its KV cache now holds.
+    private func placeSequence(for prompt: [Token]) -> (Int, Int)? {
+        let idle = slots.indices.filter { slots[$0].job == nil }
+        guard !idle.isEmpty else { return nil }
+        var source: (seq: Int, lcp: Int)? = nil
+        for (i, s) in slots.enumerated() where !s.tokens.isEmpty {
+            let l = commonPrefix(s.tokens, prompt)
+            if l > (source?.lcp ?? 0) { source = (i, l) }
+        }
+        guard let src = source else { return (leastValuable(idle)!, 0) }
+        let srcSlot = slots[src.seq]
+        let trimmedAway = srcSlot.tokens.count - src.lcp
+        if srcSlot.job == nil, trimmedAway <= 16 || srcSlot.priority == .normal {
+            return (src.seq, src.lcp)
+        }
+        guard let target = leastValuable(idle.filter { $0 != src.seq }) else { return (src.seq, src.lcp) }
+        ctx.removeTokens(seq: Int32(target), from: 0)
+        ctx.copyTokens(from: Int32(src.seq), to: Int32(target), upTo: Int32(src.lcp))
+        slots[target].tokens = Array(prompt[..<src.lcp])
+        return (target, src.lcp)
+    }
+
+    /// Empty first, then lowest cache priority, then least recently used.
+    private func leastValuable(_ candidates: [Int]) -> Int? {
+        candidates.min { a, b in
+            let (sa, sb) = (slots[a], slots[b])
+            if sa.tokens.isEmpty != sb.tokens.isEmpty { return sa.tokens.isEmpty }
+            if sa.priority != sb.priority { return sa.priority < sb.priority }
+            return sa.lastUsed < sb.lastUsed
+        }
+    }
+
+    private func commonPrefix(_ a: [Token], _ b: [Token]) -> Int {
+        var i = 0
+        let n = min(a.count, b.count)
+        while i < n, a[i] == b[i] { i += 1 }
+        return i
+    }
+
+    private func release(_ job: Job) {
+        guard job.seq >= 0 else { return }
+        let s = Int(job.seq)
+        tick += 1
+        slots[s].job = nil
+        slots[s].lastUsed = tick
+        job.sampler = nil
+    }
+
+    // MARK: one decode step
+
+    private struct Entry { let job: Job; let count: Int; let logitsIndex: Int32? }
+
+    private func step() {
+        batch.clear()
+        var entries: [Entry] = []
+        // Generating sequences: one token each.
+        for j in active where j.pending != nil {
+            let idx = batch.add(j.pending!, pos: Int32(j.nPast), seq: j.seq, logits: true)
+            entries.append(Entry(job: j, count: 1, logitsIndex: idx))
+        }
+        // Prompt chunks, round-robin, so one long prompt never stalls the others.
+        let prompting = active.filter { $0.inPrompt }
+        if !prompting.isEmpty {
+            var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - entries.count)
+            rotate = (rotate + 1) % prompting.count
+            let order = prompting[rotate...] + prompting[..<rotate]
+            let share = max(16, budget / prompting.count)
+            for j in order where budget > 0 {
+                let n = min(j.request.prompt.count - j.nPast, share, budget)
+                var last: Int32? = nil
+                for k in 0..<n {
+                    let pos = j.nPast + k
+                    let isLast = pos == j.request.prompt.count - 1
+                    let idx = batch.add(j.request.prompt[pos], pos: Int32(pos), seq: j.seq, logits: isLast)
+                    if isLast { last = idx }
+                }
+                budget -= n
+                entries.append(Entry(job: j, count: n, logitsIndex: last))
+            }
+        }
+        guard !entries.isEmpty else { return }
+
+        inFlight.withLock { s in s = Set(entries.map { $0.job.id }) }
+        // A cancel that landed before the flag was armed must still abort this decode.
+        if entries.contains(where: { $0.job.isCancelled }) { ctx.setAbort(true) }
+        let rc = ctx.decode(batch)
+        inFlight.withLock { $0 = [] }
+        ctx.setAbort(false)
+
+        switch rc {
+        case 0:
+            break
+        case 1, 2:
+            // No KV slot (1) or aborted (2): processed micro-batches stay in memory, so
+            // roll every sequence in this batch back to where it was, then recover.
+            for e in entries { ctx.removeTokens(seq: e.job.seq, from: Int32(e.job.nPast)) }
+            if rc == 1 { makeRoom() }
+            return
+        default:
+            for e in entries {
+                ctx.removeTokens(seq: e.job.seq, from: 0)
+                slots[Int(e.job.seq)].tokens = []
+                release(e.job)
+                e.job.continuation.finish(throwing: EngineError.decodingFailure("llama_decode returned \(rc)"))
+            }
+            let failed = Set(entries.map { $0.job.id })
+            active.removeAll { failed.contains($0.id) }
+            return
+        }
+
+        let now = ContinuousClock.now
+        var finished: Set<UInt64> = []
+        for e in entries {
+            let j = e.job
+            let s = Int(j.seq)
+            if let tok = j.pending, e.count == 1, !j.inPrompt {
+                slots[s].tokens.append(tok)
+                j.nPast += 1
+                j.pending = nil
+            } else {
+                slots[s].tokens += j.request.prompt[j.nPast..<(j.nPast + e.count)]
+                j.nPast += e.count
+                if j.lastProgress.map({ now - $0 > .milliseconds(250) }) ?? true || !j.inPrompt {
+                    j.lastProgress = now
+                    j.continuation.yield(.prompt(evaluated: j.nPast, total: j.request.prompt.count, cached: j.nCached))
+                }
+            }
+            guard let idx = e.logitsIndex else { continue }
+            if j.request.maxTokens == 0 {
+                finish(j, .prompt, now: now)
+                finished.insert(j.id)
+                continue
+            }
+            guard let sampler = j.sampler else { continue }
+            let tok = sampler.sample(ctx, index: idx)
+            if tok < 0 {
+                release(j)
+                j.continuation.finish(throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
+                finished.insert(j.id)
+                continue
+            }
+            sampler.accept(tok)
+            if j.firstToken == nil { j.firstToken = now }
+            if model.isEndOfGeneration(tok) {
+                finish(j, .stop, now: now)
+                finished.insert(j.id)
+                continue
+            }
+            j.generated.append(tok)
+            let delta = j.text.append(model.piece(tok))
+            if !delta.isEmpty { j.continuation.yield(.text(delta)) }
+            if j.generated.count >= j.request.maxTokens {
+                finish(j, .length, now: now)
+                finished.insert(j.id)
+            } else {
+                j.pending = tok
+            }
+        }
+        if !finished.isEmpty { active.removeAll { finished.contains($0.id) } }
+    }
+
+    private func finish(_ j: Job, _ reason: FinishReason, now: ContinuousClock.Instant) {
+        let tail = j.text.finish()
+        if !tail.isEmpty { j.continuation.yield(.text(tail)) }
+        release(j)
+        j.continuation.yield(.done(GenerationResult(text: j.text.all, tokens: j.generated, finishReason: reason, stats: j.stats(now: now))))
+        j.continuation.finish()
+    }
+
+    /// After "no KV slot": free idle cached sequences (least valuable first); failing
+    /// that, send the newest prompting request back to the queue; failing that, the
+    /// request alone does not fit.
+    private func makeRoom() {
+        let idle = slots.indices.filter { slots[$0].job == nil && !slots[$0].tokens.isEmpty }
+            .sorted { (slots[$0].priority, slots[$0].lastUsed) < (slots[$1].priority, slots[$1].lastUsed) }
+        if let victim = idle.first {
+            ctx.removeTokens(seq: Int32(victim), from: 0)
+            slots[victim].tokens = []
+            return
+        }
+        if active.count > 1, let j = active.last(where: { $0.inPrompt && $0.generated.isEmpty }) {
+            ctx.removeTokens(seq: j.seq, from: 0)
+            slots[Int(j.seq)].tokens = []
+            release(j)
+            j.nPast = 0
+            j.nCached = 0
+            j.pending = nil
+            j.generated = []
+            j.text = UTF8Accumulator()
+            active.removeAll { $0.id == j.id }
+            waiting.insert(j, at: 0)
+            return
+        }
+        // Nothing left to free: the newest request cannot fit beside the others (or alone).
+        guard let j = active.last else { return }
+        ctx.removeTokens(seq: j.seq, from: 0)
+        slots[Int(j.seq)].tokens = []
+        release(j)
+        j.continuation.finish(throwing: EngineError.exceededContextWindowSize(
+            promptTokens: j.request.prompt.count, maxTokens: j.request.maxTokens, contextSize: ctx.size))
+        active.removeAll { $0.id == j.id }
+    }
+}

@@ -1,0 +1,116 @@
+import JSONRPC
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceSchema
+
+/// Sampling settings after defaults, as reported in provenance.
+public struct ResolvedOptions: Sendable {
+    public var sampling: SamplingOptions
+    public var seed: UInt32
+    public var maxTokens: Int
+
+    public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
+        let d = SamplingOptions()
+        sampling = SamplingOptions(
+            temperature: o?.temperature ?? defaultTemperature, topP: o?.topP ?? d.topP, topK: o?.topK ?? d.topK,
+            minP: o?.minP ?? d.minP, repeatPenalty: o?.repeatPenalty ?? d.repeatPenalty)
+        seed = o?.seed.map { UInt32(truncatingIfNeeded: $0) } ?? defaultSeed
+        maxTokens = o?.maxTokens ?? defaultMaxTokens
+    }
+
+    func provenance(_ engine: Engine) -> Provenance {
+        Provenance(modelSha256: engine.modelSha256, templateSha256: engine.info.templateSha256,
+                   sampler: SamplerSettings(temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK,
+                                            minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
+                   seed: Int(seed))
+    }
+}
+
+/// One model call's output.
+public struct Generated: Sendable {
+    public var text: String
+    public var json: JSONValue?
+    public var tokens: [Token]
+    public var prompt: [Token]
+    public var usage: Usage
+    public var finishReason: FinishReason
+}
+
+extension Usage {
+    init(_ s: GenerationStats) {
+        self.init(promptTokens: s.promptTokens, cachedPromptTokens: s.cachedPromptTokens, generatedTokens: s.generatedTokens,
+                  firstTokenMs: (s.firstTokenMs * 10).rounded() / 10, totalMs: (s.totalMs * 10).rounded() / 10)
+    }
+}
+
+public enum Generation {
+    /// Runs one generation, streaming progress, optionally constrained by a JSON Schema.
+    /// With a schema the output is parsed and validated; a violation the grammar cannot
+    /// express (rare) is retried once with another seed, then reported.
+    public static func run(
+        _ engine: Engine, prompt: [Token], schema: JSONValue? = nil, options: ResolvedOptions,
+        cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil
+    ) async throws -> Generated {
+        let grammar = try schema.map { s throws(SchemaGrammarError) in try GrammarBuilder.gbnf(for: s) }
+        var seed = options.seed
+        var total = Usage.zero
+        for attempt in 0..<2 {
+            let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: seed, grammar: grammar,
+                                            maxTokens: options.maxTokens, cachePriority: cachePriority)
+            let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
+            total = total + out.usage
+            guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }
+            let parsed = try? JSONParser.parse(out.text)
+            let violations = parsed.map { SchemaValidator.validate($0, against: schema) } ?? []
+            if let parsed, violations.isEmpty {
+                return Generated(text: out.text, json: parsed, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason)
+            }
+            if attempt == 1 {
+                let detail = parsed == nil
+                    ? (out.finishReason == .length ? "output truncated at maxTokens (\(options.maxTokens)) before the JSON was complete" : "output is not valid JSON")
+                    : violations.map(\.description).joined(separator: "; ")
+                throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's output did not match the schema: \(detail)",
+                                    data: ["error": "decodingFailure", "detail": .string(detail)])
+            }
+            seed = seed &+ 7919
+        }
+        preconditionFailure("unreachable")
+    }
+
+    struct StreamOut {
+        var text: String
+        var tokens: [Token]
+        var usage: Usage
+        var finishReason: FinishReason
+    }
+
+    static func stream(_ engine: Engine, _ request: GenerationRequest, structured: Bool, progress: ProgressReporter, part: String?) async throws -> StreamOut {
+        var text = ""
+        var reportedPrompt = false
+        do {
+            for try await event in engine.generate(request) {
+                switch event {
+                case .queued(let position):
+                    progress(.init(kind: .report, message: "queued (position \(position))", phase: .queued, part: part, queuePosition: position))
+                case .prompt(let evaluated, let total, let cached):
+                    if progress.isActive, !reportedPrompt || evaluated == total {
+                        reportedPrompt = evaluated == total
+                    }
+                    progress(.init(kind: .report, message: "prompt \(evaluated)/\(total) tokens (\(cached) cached)", phase: .prompt, part: part,
+                                   promptTokens: total, evaluatedTokens: evaluated, cachedTokens: cached))
+                case .text(let delta):
+                    text += delta
+                    progress(.init(kind: .report, phase: .generating, delta: delta, part: part,
+                                   partial: structured ? PartialJSON.complete(text) : nil))
+                case .done(let r):
+                    return StreamOut(text: r.text, tokens: r.tokens, usage: Usage(r.stats), finishReason: r.finishReason)
+                }
+            }
+        } catch let e as EngineError {
+            throw e
+        }
+        // The stream ended without a result: this task was cancelled.
+        throw EngineError.cancelled(partial: text, generatedTokens: 0)
+    }
+}

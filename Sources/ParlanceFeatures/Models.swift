@@ -1,0 +1,33 @@
+import ParlanceEngine
+import ParlanceProtocol
+
+/// `model/status`: availability the way `SystemLanguageModel.availability` reports it.
+public enum Models {
+    public static func status(_ services: Services, wait: Bool) async -> ModelStatus.Result {
+        if wait { _ = try? await services.models.engine() }
+        switch services.models.current {
+        case .loading:
+            return .init(availability: .unavailable, reason: .loading, message: "the model is loading")
+        case .failed(let e):
+            let reason: UnavailableReason
+            switch e {
+            case .modelNotFound: reason = .modelNotFound
+            case .contextTooSmall, .contextCreationFailed: reason = .contextTooSmall
+            default: reason = .invalidModelFile
+            }
+            return .init(availability: .unavailable, reason: reason, message: e.description)
+        case .ready(let engine):
+            let i = engine.info
+            let s = engine.stats
+            return .init(
+                availability: .available,
+                model: ModelDescription(
+                    path: i.path, name: i.name, architecture: i.architecture, description: i.description, parameters: i.parameters,
+                    fileBytes: i.fileBytes, contextSize: i.contextSize, trainedContextSize: i.trainedContextSize,
+                    vocabularySize: i.vocabularySize, chatTemplate: i.chatTemplate, sha256: engine.modelSha256),
+                engine: .init(sequenceSlots: s.sequenceSlots, freeSlots: s.freeSlots, activeRequests: s.activeRequests,
+                              queuedRequests: s.queuedRequests, maxQueue: s.maxQueue, cachedSequences: s.cachedSequences,
+                              cachedTokens: s.cachedTokens, threads: engine.config.threads))
+        }
+    }
+}

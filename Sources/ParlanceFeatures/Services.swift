@@ -1,0 +1,96 @@
+import JSONRPC
+import ParlanceEngine
+import ParlanceProtocol
+import Synchronization
+
+/// Long-lived state shared by all handlers.
+public final class Services: Sendable {
+    public let models: ModelHost
+    public let options: ServiceOptions
+    public let documents: DocumentStore
+    public let analysisCache: AnalysisCache
+    public let sessions = SessionStore()
+
+    public init(models: ModelHost, options: ServiceOptions, warn: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.models = models
+        self.options = options
+        documents = DocumentStore(maxBytes: options.documentCacheBytes)
+        analysisCache = AnalysisCache(directory: options.cacheDirectory.isEmpty ? nil : options.cacheDirectory + "/analysis",
+                                      maxBytes: options.analysisCacheBytes, onWarning: warn)
+    }
+}
+
+public struct ServiceOptions: Sendable {
+    public var cacheDirectory: String
+    public var dataDirectory: String
+    public var historyEnabled: Bool
+    public var documentCacheBytes: Int
+    public var analysisCacheBytes: Int
+    public init(cacheDirectory: String, dataDirectory: String, historyEnabled: Bool,
+                documentCacheBytes: Int = 256 << 20, analysisCacheBytes: Int = 32 << 20) {
+        self.cacheDirectory = cacheDirectory
+        self.dataDirectory = dataDirectory
+        self.historyEnabled = historyEnabled
+        self.documentCacheBytes = documentCacheBytes
+        self.analysisCacheBytes = analysisCacheBytes
+    }
+}
+
+/// Loads the model in the background and reports availability the way
+/// `SystemLanguageModel.availability` does.
+public final class ModelHost: Sendable {
+    public enum State: Sendable {
+        case loading
+        case ready(Engine)
+        case failed(EngineError)
+    }
+    private let state = Mutex<State>(.loading)  // guards the load state
+    private let loaded = AsyncLatch()
+    public let config: EngineConfig
+
+    public init(config: EngineConfig) {
+        self.config = config
+    }
+
+    /// Loads on a background thread; `engine()` callers wait for it.
+    public func startLoading() {
+        let config = self.config
+        Task.detached(priority: .userInitiated) { [self] in
+            let result: State
+            do { result = .ready(try Engine(config: config)) } catch let e { result = .failed(e) }
+            state.withLock { $0 = result }
+            await loaded.open()
+        }
+    }
+
+    public var current: State { state.withLock { $0 } }
+
+    public func engine() async throws -> Engine {
+        await loaded.wait()
+        switch current {
+        case .ready(let e): return e
+        case .failed(let e): throw e
+        case .loading: throw EngineError.modelNotFound(path: config.modelPath)
+        }
+    }
+
+    public func shutdown() {
+        if case .ready(let e) = current { e.shutdown() }
+    }
+}
+
+/// A one-shot gate: `wait` suspends until `open` has been called.
+public actor AsyncLatch {
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    public init() {}
+    public func open() {
+        isOpen = true
+        for w in waiters { w.resume() }
+        waiters = []
+    }
+    public func wait() async {
+        if isOpen { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+}

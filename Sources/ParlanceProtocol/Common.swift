@@ -1,0 +1,130 @@
+import ParlanceJSON
+import ParlanceSchema
+
+/// Measured by the engine for every generating request.
+public struct Usage: Codable, Sendable, Hashable, Schematic {
+    public var promptTokens: Int
+    public var cachedPromptTokens: Int
+    public var generatedTokens: Int
+    public var firstTokenMs: Double
+    public var totalMs: Double
+    public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, firstTokenMs: Double, totalMs: Double) {
+        self.promptTokens = promptTokens
+        self.cachedPromptTokens = cachedPromptTokens
+        self.generatedTokens = generatedTokens
+        self.firstTokenMs = firstTokenMs
+        self.totalMs = totalMs
+    }
+    public static let schemaDescription: String? =
+        "Token counts and timings measured by the engine. Summed over every model call the result needed."
+    public static let schemaHints: [String: SchemaHint] = [
+        "cachedPromptTokens": SchemaHint(description: "Prompt tokens reused from the KV cache instead of evaluated."),
+        "firstTokenMs": SchemaHint(description: "Milliseconds from the request to its first generated token."),
+    ]
+
+    public static func + (a: Usage, b: Usage) -> Usage {
+        Usage(promptTokens: a.promptTokens + b.promptTokens, cachedPromptTokens: a.cachedPromptTokens + b.cachedPromptTokens,
+              generatedTokens: a.generatedTokens + b.generatedTokens,
+              firstTokenMs: a.firstTokenMs == 0 ? b.firstTokenMs : a.firstTokenMs, totalMs: a.totalMs + b.totalMs)
+    }
+    public static let zero = Usage(promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, firstTokenMs: 0, totalMs: 0)
+}
+
+/// What produced a result, so scripts can cache results and detect stale ones.
+public struct Provenance: Codable, Sendable, Hashable, Schematic {
+    public var modelSha256: String
+    public var templateSha256: String
+    public var sampler: SamplerSettings
+    public var seed: Int
+    public init(modelSha256: String, templateSha256: String, sampler: SamplerSettings, seed: Int) {
+        self.modelSha256 = modelSha256
+        self.templateSha256 = templateSha256
+        self.sampler = sampler
+        self.seed = seed
+    }
+}
+
+public struct SamplerSettings: Codable, Sendable, Hashable, Schematic {
+    public var temperature: Double
+    public var topP: Double
+    public var topK: Int
+    public var minP: Double
+    public var repeatPenalty: Double
+    public var maxTokens: Int
+    public init(temperature: Double, topP: Double, topK: Int, minP: Double, repeatPenalty: Double, maxTokens: Int) {
+        self.temperature = temperature
+        self.topP = topP
+        self.topK = topK
+        self.minP = minP
+        self.repeatPenalty = repeatPenalty
+        self.maxTokens = maxTokens
+    }
+}
+
+/// Model options a client may set (all optional; defaults per method).
+public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
+    public var temperature: Double?
+    public var topP: Double?
+    public var topK: Int?
+    public var minP: Double?
+    public var repeatPenalty: Double?
+    public var seed: Int?
+    public var maxTokens: Int?
+    public init(temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil, minP: Double? = nil,
+                repeatPenalty: Double? = nil, seed: Int? = nil, maxTokens: Int? = nil) {
+        self.temperature = temperature
+        self.topP = topP
+        self.topK = topK
+        self.minP = minP
+        self.repeatPenalty = repeatPenalty
+        self.seed = seed
+        self.maxTokens = maxTokens
+    }
+    public static let schemaHints: [String: SchemaHint] = [
+        "temperature": SchemaHint(description: "0 = greedy.", minimum: 0, maximum: 2),
+        "topP": SchemaHint(minimum: 0, maximum: 1),
+        "topK": SchemaHint(minimum: 0, maximum: 1000),
+        "minP": SchemaHint(minimum: 0, maximum: 1),
+        "repeatPenalty": SchemaHint(minimum: 0.5, maximum: 2),
+        "seed": SchemaHint(description: "Same seed + same input = same output.", minimum: 0, maximum: 4_294_967_295),
+        "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 1, maximum: 8192),
+    ]
+}
+
+/// Information about the loaded model.
+public struct ModelDescription: Codable, Sendable, Hashable, Schematic {
+    public var path: String
+    public var name: String?
+    public var architecture: String?
+    public var description: String
+    public var parameters: Int
+    public var fileBytes: Int
+    public var contextSize: Int
+    public var trainedContextSize: Int
+    public var vocabularySize: Int
+    public var chatTemplate: Bool
+    public var sha256: String
+    public init(path: String, name: String?, architecture: String?, description: String, parameters: Int, fileBytes: Int,
+                contextSize: Int, trainedContextSize: Int, vocabularySize: Int, chatTemplate: Bool, sha256: String) {
+        self.path = path
+        self.name = name
+        self.architecture = architecture
+        self.description = description
+        self.parameters = parameters
+        self.fileBytes = fileBytes
+        self.contextSize = contextSize
+        self.trainedContextSize = trainedContextSize
+        self.vocabularySize = vocabularySize
+        self.chatTemplate = chatTemplate
+        self.sha256 = sha256
+    }
+}
+
+/// Like FoundationModels' `SystemLanguageModel.Availability`.
+public enum Availability: String, Codable, Sendable, SchemaEnum {
+    case available, unavailable
+}
+
+public enum UnavailableReason: String, Codable, Sendable, SchemaEnum {
+    case modelNotFound, invalidModelFile, loading, contextTooSmall
+}

@@ -1,0 +1,46 @@
+import ParlanceJSON
+
+/// Parlance's error codes beyond JSON-RPC's and LSP's, with the shape of their `data`.
+/// `data.error` always names the case, as FoundationModels names its errors, so a program
+/// can switch on it.
+public struct ProtocolError: Sendable, Hashable {
+    public var code: Int
+    public var name: String
+    public var meaning: String
+    /// JSON Schema of `data`.
+    public var data: JSONValue
+
+    /// The model is not available: `data.reason` is `modelNotFound`, `invalidModelFile`,
+    /// `loading` or `contextTooSmall`.
+    public static let modelUnavailable = ProtocolError(
+        code: -32001, name: "modelUnavailable", meaning: "No model is loaded; data.reason says why.",
+        data: ["type": "object", "properties": ["error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall"]], "message": ["type": "string"], "path": ["type": "string"]], "required": ["error", "reason", "message"]])
+
+    /// Generation failed: `data.error` is `exceededContextWindowSize` (with token counts),
+    /// `decodingFailure`, `concurrentRequests` (queue full) or `unsupportedLanguageOrLocale`.
+    public static let generationFailed = ProtocolError(
+        code: -32010, name: "generationFailed", meaning: "The model could not produce the result; data.error names the case.",
+        data: ["type": "object", "properties": [
+            "error": ["type": "string", "enum": ["exceededContextWindowSize", "decodingFailure", "concurrentRequests", "unsupportedLanguageOrLocale", "invalidGeneratedContent"]],
+            "promptTokens": ["type": "integer"], "maxTokens": ["type": "integer"], "contextSize": ["type": "integer"],
+            "language": ["type": "string"], "supportedLanguages": ["type": "array", "items": ["type": "string"]],
+            "queueCapacity": ["type": "integer"], "detail": ["type": "string"]], "required": ["error"]])
+
+    /// A referenced resource (document uri, session id, history entry) does not exist.
+    public static let notFound = ProtocolError(
+        code: -32004, name: "notFound", meaning: "The uri, session or entry named in params does not exist.",
+        data: ["type": "object", "properties": ["error": ["const": "notFound"], "kind": ["type": "string"], "id": ["type": "string"]], "required": ["error", "kind", "id"]])
+
+    public static let all: [ProtocolError] = [modelUnavailable, generationFailed, notFound]
+
+    /// The generic codes every method may answer, for the spec.
+    public static let standard: [(code: Int, name: String, meaning: String)] = [
+        (-32700, "parseError", "The message is not valid JSON (or its framing is broken); id is null."),
+        (-32600, "invalidRequest", "Not a valid JSON-RPC request, a second initialize, or a request after shutdown."),
+        (-32601, "methodNotFound", "No such method; data.method names it."),
+        (-32602, "invalidParams", "Params do not match the method's schema; data.path and data.keyword point at the problem."),
+        (-32603, "internalError", "A bug in Parlance; the daemon keeps running."),
+        (-32002, "serverNotInitialized", "A request arrived before initialize."),
+        (-32800, "requestCancelled", "Cancelled by $/cancelRequest or shutdown; data.partial holds text generated so far."),
+    ]
+}

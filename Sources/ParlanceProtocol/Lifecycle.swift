@@ -1,0 +1,165 @@
+import ParlanceJSON
+import ParlanceSchema
+
+public enum Initialize: RPCMethod {
+    public static let name = "initialize"
+    public static let summary = "First request: exchange client and server info and capabilities."
+    public static let acceptsUnknownParams = true
+
+    public struct Params: Codable, Sendable, Schematic {
+        public var processId: Int?
+        public var clientInfo: ClientInfo?
+        public var capabilities: ClientCapabilities?
+        public static let schemaHints: [String: SchemaHint] = [
+            "processId": SchemaHint(description: "The client's process id; the server exits when it dies."),
+        ]
+    }
+    public struct ClientInfo: Codable, Sendable, Schematic {
+        public var name: String
+        public var version: String?
+    }
+    public struct ClientCapabilities: Codable, Sendable, Schematic {
+        public var window: WindowCapabilities?
+    }
+    public struct WindowCapabilities: Codable, Sendable, Schematic {
+        public var workDoneProgress: Bool?
+    }
+    public struct Result: Codable, Sendable, Schematic {
+        public var serverInfo: ServerInfo
+        public var capabilities: ServerCapabilities
+        public var model: ModelStatus.Result
+        public init(serverInfo: ServerInfo, capabilities: ServerCapabilities, model: ModelStatus.Result) {
+            self.serverInfo = serverInfo
+            self.capabilities = capabilities
+            self.model = model
+        }
+    }
+    public struct ServerInfo: Codable, Sendable, Schematic {
+        public var name: String
+        public var version: String
+        public var protocolVersion: String
+        public init(name: String, version: String, protocolVersion: String) {
+            self.name = name
+            self.version = version
+            self.protocolVersion = protocolVersion
+        }
+    }
+    public struct ServerCapabilities: Codable, Sendable, Schematic {
+        public var methods: [String]
+        public var notifications: [String]
+        public var workDoneProgress: Bool
+        public var framings: [String]
+        public var maxMessageBytes: Int
+        public var languages: [String]
+        public var tones: [String]
+        public var audiences: [String]
+        public init(methods: [String], notifications: [String], workDoneProgress: Bool, framings: [String],
+                    maxMessageBytes: Int, languages: [String], tones: [String], audiences: [String]) {
+            self.methods = methods
+            self.notifications = notifications
+            self.workDoneProgress = workDoneProgress
+            self.framings = framings
+            self.maxMessageBytes = maxMessageBytes
+            self.languages = languages
+            self.tones = tones
+            self.audiences = audiences
+        }
+        public static let schemaHints: [String: SchemaHint] = [
+            "methods": SchemaHint(description: "Every request method this server answers."),
+            "languages": SchemaHint(description: "Supported output languages (BCP-47); others fall back, reported in results."),
+        ]
+    }
+}
+
+public enum Initialized: RPCNotification {
+    public static let name = "initialized"
+    public static let summary = "Sent by the client after the initialize result."
+    public static let direction = NotificationDirection.clientToServer
+    public typealias Params = Empty
+}
+
+public enum Shutdown: RPCMethod {
+    public static let name = "shutdown"
+    public static let summary = "Cancel work and stop accepting requests; then send exit."
+    public typealias Params = Empty
+    public typealias Result = Empty
+}
+
+public enum Exit: RPCNotification {
+    public static let name = "exit"
+    public static let summary = "Exit: code 0 after shutdown, 1 without."
+    public static let direction = NotificationDirection.clientToServer
+    public typealias Params = Empty
+}
+
+public enum CancelRequest: RPCNotification {
+    public static let name = "$/cancelRequest"
+    public static let summary = "Cancel a request by id; it answers -32800 with its partial output."
+    public static let direction = NotificationDirection.clientToServer
+    public struct Params: Codable, Sendable, Schematic {
+        public var id: JSONValue
+        public static let schemaHints: [String: SchemaHint] = ["id": SchemaHint(description: "The request id (integer or string).")]
+    }
+}
+
+/// `$/progress` for LSP work-done tokens, extended with Parlance's streaming fields.
+public enum Progress: RPCNotification {
+    public static let name = "$/progress"
+    public static let summary = "Work-done progress and streamed output for a request that passed workDoneToken."
+    public static let direction = NotificationDirection.serverToClient
+    public struct Params: Codable, Sendable, Schematic {
+        public var token: JSONValue
+        public var value: Value
+        public init(token: JSONValue, value: Value) {
+            self.token = token
+            self.value = value
+        }
+    }
+    public enum Kind: String, Codable, Sendable, SchemaEnum { case begin, report, end }
+    public enum Phase: String, Codable, Sendable, SchemaEnum { case queued, tokenizing, prompt, generating, map, reduce, done }
+    public struct Value: Codable, Sendable, Schematic {
+        public var kind: Kind
+        public var title: String?
+        public var message: String?
+        public var percentage: Int?
+        public var cancellable: Bool?
+        public var phase: Phase?
+        /// Newly generated text since the previous report.
+        public var delta: String?
+        /// Which output the delta belongs to (a variation id, a chunk index).
+        public var part: String?
+        /// The structured output parsed so far (best effort), for schema-guided generation.
+        public var partial: JSONValue?
+        public var promptTokens: Int?
+        public var evaluatedTokens: Int?
+        public var cachedTokens: Int?
+        public var queuePosition: Int?
+        public init(kind: Kind, title: String? = nil, message: String? = nil, percentage: Int? = nil, cancellable: Bool? = nil,
+                    phase: Phase? = nil, delta: String? = nil, part: String? = nil, partial: JSONValue? = nil,
+                    promptTokens: Int? = nil, evaluatedTokens: Int? = nil, cachedTokens: Int? = nil, queuePosition: Int? = nil) {
+            self.kind = kind
+            self.title = title
+            self.message = message
+            self.percentage = percentage
+            self.cancellable = cancellable
+            self.phase = phase
+            self.delta = delta
+            self.part = part
+            self.partial = partial
+            self.promptTokens = promptTokens
+            self.evaluatedTokens = evaluatedTokens
+            self.cachedTokens = cachedTokens
+            self.queuePosition = queuePosition
+        }
+        public static let schemaHints: [String: SchemaHint] = ["percentage": SchemaHint(minimum: 0, maximum: 100)]
+    }
+}
+
+public enum Discover: RPCMethod {
+    public static let name = "rpc.discover"
+    public static let summary = "This server's OpenRPC document (the same as protocol/parlance.openrpc.json)."
+    public typealias Params = Empty
+    public typealias Result = JSONValue
+}
+
+extension JSONValue: @retroactive Schematic {}

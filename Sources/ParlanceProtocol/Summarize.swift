@@ -1,0 +1,66 @@
+import ParlanceJSON
+import ParlanceSchema
+
+public enum Summarize: RPCMethod {
+    public static let name = "analysis/summarize"
+    public static let summary = "Summarize a text or an open document of any length (hierarchically when it does not fit)."
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+
+    public struct Params: Codable, Sendable, Schematic {
+        /// Either `text` or `uri` (an open document).
+        public var text: String?
+        public var uri: String?
+        public var language: String?
+        public var maxTokens: Int?
+        public var temperature: Double?
+        public var seed: Int?
+        public var workDoneToken: JSONValue?
+        public init(text: String? = nil, uri: String? = nil, language: String? = nil, maxTokens: Int? = nil,
+                    temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
+            self.text = text
+            self.uri = uri
+            self.language = language
+            self.maxTokens = maxTokens
+            self.temperature = temperature
+            self.seed = seed
+            self.workDoneToken = workDoneToken
+        }
+        public static let schemaHints: [String: SchemaHint] = [
+            "text": SchemaHint(description: "The text to summarize (SRT and WebVTT are recognised). Give text or uri."),
+            "uri": SchemaHint(description: "An open document (document/open)."),
+            "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input."),
+            "maxTokens": SchemaHint(description: "Upper bound on generated tokens for the summary.", minimum: 64, maximum: 2048),
+            "temperature": SchemaHint(minimum: 0, maximum: 2),
+            "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+            "workDoneToken": SchemaHint(description: "LSP work-done token: progress and streamed text arrive as $/progress."),
+        ]
+    }
+
+    /// The seed's `EpisodeSummary`, plus how it was made.
+    public struct Result: Codable, Sendable, GeneratedResult {
+        public var summary: String
+        public var mainTopics: [String]
+        public var keyTakeaways: [String]
+        public var targetAudience: String
+        public var engagementLevel: EngagementLevel
+        public var language: String
+        public var fallbackFrom: String?
+        public var chunks: Int
+        public var cached: Bool
+        public var usage: Usage
+        public var provenance: Provenance
+
+        public static let generatedFields = ["summary", "mainTopics", "keyTakeaways", "targetAudience", "engagementLevel"]
+        public static let schemaHints: [String: SchemaHint] = [
+            "summary": SchemaHint(description: "Concise 2-3 sentence summary.", minLength: 20, maxLength: 800),
+            "mainTopics": SchemaHint(description: "3-5 main topics.", minItems: 3, maxItems: 5, minLength: 2, maxLength: 80),
+            "keyTakeaways": SchemaHint(description: "3-5 key takeaways.", minItems: 3, maxItems: 5, minLength: 5, maxLength: 200),
+            "targetAudience": SchemaHint(description: "Who this is for.", minLength: 3, maxLength: 120),
+            "fallbackFrom": SchemaHint(description: "The requested or detected language, when it was not supported."),
+            "chunks": SchemaHint(description: "Chunks summarized (1 = a single pass)."),
+            "cached": SchemaHint(description: "True when served from the analysis cache."),
+        ]
+    }
+
+    public enum EngagementLevel: String, Codable, Sendable, SchemaEnum { case low, medium, high }
+}

@@ -1,0 +1,47 @@
+import ParlanceDocuments
+import ParlanceFeatures
+import ParlanceProtocol
+
+/// The one registration list. Capabilities, `rpc.discover` and the published spec are
+/// derived from it; a method's name string appears only in its protocol type.
+enum Registry {
+    static func router(_ lifecycle: Lifecycle) -> Router {
+        var r = Router()
+        // Lifecycle
+        r.on(Initialize.self, ordered: true) { params, ctx in
+            let result = Initialize.Result(
+                serverInfo: .init(name: "parlance", version: Server.version, protocolVersion: Server.protocolVersion),
+                capabilities: .init(
+                    methods: lifecycle.methodNames, notifications: lifecycle.notificationNames, workDoneProgress: true,
+                    framings: ["lsp", "ndjson"], maxMessageBytes: lifecycle.maxMessageBytes,
+                    languages: LanguageSupport.supported, tones: Tone.allCases.map(\.rawValue), audiences: Audience.allCases.map(\.rawValue)),
+                model: await Models.status(ctx.services, wait: true))
+            lifecycle.markInitialized()
+            return result
+        }
+        r.on(Shutdown.self, ordered: true) { _, ctx in
+            lifecycle.beginShutdown(except: ctx.id)
+            return Empty()
+        }
+        r.on(Discover.self) { _, _ in Spec.openRPC(lifecycle.router.withLock { $0! }) }
+        r.notification(Initialized.self)
+        r.notification(Exit.self)
+        r.notification(CancelRequest.self)
+        r.notification(Progress.self)
+
+        // Model
+        r.on(ModelStatus.self) { _, ctx in await Models.status(ctx.services, wait: false) }
+
+        // Sessions
+        r.on(SessionCreate.self, ordered: true, Sessions.create)
+        r.on(SessionRespond.self, Sessions.respond)
+        r.on(SessionPrewarm.self, Sessions.prewarm)
+        r.on(SessionTranscript.self, Sessions.transcript)
+        r.on(SessionReset.self, ordered: true, Sessions.reset)
+        r.on(SessionClose.self, ordered: true, Sessions.close)
+
+        // Analysis
+        r.on(Summarize.self, Summaries.summarize)
+        return r
+    }
+}

@@ -1,0 +1,79 @@
+import JSONRPC
+import ParlanceFeatures
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceSchema
+
+/// Typed registration: `router.on(Summarize.self, Summaries.summarize)`. Each route
+/// validates params against the schema derived from the method's Params type (precise
+/// -32602 errors), decodes, runs the handler and encodes its result.
+public struct Route: Sendable {
+    public let name: String
+    public let summary: String
+    public let paramsSchema: JSONValue
+    public let resultSchema: JSONValue
+    public let errors: [ProtocolError]
+    public let example: (params: JSONValue, result: JSONValue)?
+    /// Runs before the next message is read (document and session bookkeeping), so a
+    /// request that follows it sees its effect.
+    public let ordered: Bool
+    let run: @Sendable (JSONValue?, RequestContext) async throws -> JSONValue
+}
+
+public struct NotificationInfo: Sendable {
+    public let name: String
+    public let summary: String
+    public let direction: NotificationDirection
+    public let paramsSchema: JSONValue
+}
+
+public struct Router: Sendable {
+    public private(set) var routes: [String: Route] = [:]
+    public private(set) var order: [String] = []
+    public private(set) var notifications: [NotificationInfo] = []
+
+    public init() {}
+
+    public mutating func on<M: RPCMethod>(
+        _ method: M.Type, ordered: Bool = false,
+        _ handler: @escaping @Sendable (M.Params, RequestContext) async throws -> M.Result
+    ) {
+        let schema = M.paramsSchema
+        let lenient = M.acceptsUnknownParams
+        precondition(routes[M.name] == nil, "method \(M.name) registered twice")
+        routes[M.name] = Route(
+            name: M.name, summary: M.summary, paramsSchema: schema, resultSchema: M.resultSchema, errors: M.errors,
+            example: M.example, ordered: ordered,
+            run: { raw, ctx in
+                let params = try Router.decode(M.Params.self, raw, schema: schema, lenient: lenient)
+                return try JSONValue(encoding: try await handler(params, ctx))
+            })
+        order.append(M.name)
+    }
+
+    public mutating func notification<N: RPCNotification>(_ n: N.Type) {
+        notifications.append(NotificationInfo(name: N.name, summary: N.summary, direction: N.direction, paramsSchema: N.paramsSchema))
+    }
+
+    static func decode<P: Decodable>(_ type: P.Type, _ raw: JSONValue?, schema: JSONValue, lenient: Bool) throws -> P {
+        var value = raw ?? .object(JSONObject())
+        if case .array(let a) = value {
+            guard a.isEmpty else {
+                throw ResponseError.invalidParams("params must be an object (by-name), got an array", data: ["path": "(root)", "keyword": "type"])
+            }
+            value = .object(JSONObject())
+        }
+        var violations = SchemaValidator.validate(value, against: schema)
+        if lenient { violations.removeAll { $0.keyword == "additionalProperties" } }
+        if let v = violations.first {
+            throw ResponseError.invalidParams(
+                v.description, data: ["path": .string(v.path), "keyword": .string(v.keyword),
+                                      "violations": .array(violations.prefix(10).map { .string($0.description) })])
+        }
+        do {
+            return try value.decode(P.self)
+        } catch let e as DecodingError {
+            throw ResponseError.invalidParams(e.pathDescription)
+        }
+    }
+}

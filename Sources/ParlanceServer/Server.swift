@@ -1,0 +1,219 @@
+import Foundation
+import JSONRPC
+import ParlanceEngine
+import ParlanceFeatures
+import ParlanceJSON
+import ParlanceProtocol
+import Synchronization
+
+public struct ServerOptions: Sendable {
+    public var engine: EngineConfig
+    public var maxMessageBytes: Int
+    public var services: ServiceOptions
+    public init(engine: EngineConfig, maxMessageBytes: Int, services: ServiceOptions) {
+        self.engine = engine
+        self.maxMessageBytes = maxMessageBytes
+        self.services = services
+    }
+}
+
+/// The JSON-RPC server: lifecycle state machine, dispatch through the one registration
+/// list, progress, cancellation. Every request gets exactly one response.
+public final class Server: Sendable {
+    public static let version = "0.1.0"
+    public static let protocolVersion = "1.0"
+
+    let connection: Connection
+    let log: Logger
+    let services: Services
+    let router: Router
+    let lifecycle: Lifecycle
+
+    public init(options: ServerOptions, connection: Connection, log: Logger) {
+        self.connection = connection
+        self.log = log
+        let models = ModelHost(config: options.engine)
+        services = Services(models: models, options: options.services, warn: { [log] in log.warning($0) })
+        lifecycle = Lifecycle(maxMessageBytes: options.maxMessageBytes)
+        router = Registry.router(lifecycle)
+        lifecycle.router.withLock { $0 = router }
+        models.startLoading()
+    }
+
+    /// Serves until `exit` or end of input; returns the process exit code.
+    public func run() async -> Int32 {
+        for await incoming in connection.incoming() {
+            switch incoming {
+            case .json(.array(let batch), _):
+                if batch.isEmpty {
+                    send(Message.errorResponse(id: nil, error: .invalidRequest("empty batch")).json)
+                } else {
+                    handleBatch(batch)
+                }
+            case .json(let value, _):
+                if let code = await handle(value, reply: { [self] in send($0) }) { return finish(code) }
+            case .parseError(let message, _):
+                log.error("parse error: \(message)")
+                send(Message.errorResponse(id: nil, error: ResponseError(.parseError, "invalid JSON: \(message)")).json)
+            case .framingError(let err, _):
+                log.error("framing error: \(err.message)")
+                let code: ErrorCode = err.kind == .tooLarge ? .invalidRequest : .parseError
+                send(Message.errorResponse(id: nil, error: ResponseError(code, err.message, data: [
+                    "error": .string(err.kind.rawValue), "maxMessageBytes": .int(connection.maxMessageSize)])).json)
+            }
+        }
+        log.info("input closed; cancelling outstanding work")
+        return finish(0)
+    }
+
+    /// The OpenRPC document, without starting a server.
+    public static func specText() -> String {
+        let lifecycle = Lifecycle(maxMessageBytes: 0)
+        return Spec.openRPC(Registry.router(lifecycle)).serialized(pretty: true)
+    }
+
+    /// Cancels everything and stops the engine (signal handling).
+    public func stop() { _ = finish(0) }
+
+    private func finish(_ code: Int32) -> Int32 {
+        let tasks = lifecycle.state.withLock { s in Array(s.inFlight.values) }
+        tasks.forEach { $0.cancel() }
+        services.models.shutdown()
+        return code
+    }
+
+    func send(_ v: JSONValue) { connection.send(v) }
+
+    /// Handles one message. Returns an exit code when the message was `exit`.
+    func handle(_ value: JSONValue, reply: @escaping @Sendable (JSONValue) -> Void) async -> Int32? {
+        let message: Message
+        switch Message.decode(value) {
+        case .success(let m): message = m
+        case .failure(let f):
+            log.error("invalid message: \(f.error.message)")
+            reply(Message.errorResponse(id: f.id, error: f.error).json)
+            return nil
+        }
+        switch message {
+        case .request(let id, let method, let params):
+            await request(id: id, method: method, params: params, reply: reply)
+        case .notification(let method, let params):
+            return notification(method: method, params: params)
+        case .response, .errorResponse:
+            log.debug("ignoring a response from the client")
+        }
+        return nil
+    }
+
+    private func notification(method: String, params: JSONValue?) -> Int32? {
+        switch method {
+        case Exit.name:
+            let shutdown = lifecycle.state.withLock { $0.phase == .shuttingDown }
+            return shutdown ? 0 : 1
+        case CancelRequest.name:
+            guard let raw = params?["id"], let id = RequestID(raw) else {
+                log.error("$/cancelRequest without a valid id")
+                return nil
+            }
+            let task = lifecycle.state.withLock { $0.inFlight[id] }
+            log.debug("cancel \(id): \(task == nil ? "not in flight" : "cancelling")")
+            task?.cancel()
+        case Initialized.name:
+            break
+        default:
+            log.debug("ignoring notification \(method)")
+        }
+        return nil
+    }
+
+    private func request(id: RequestID, method: String, params: JSONValue?, reply: @escaping @Sendable (JSONValue) -> Void) async {
+        func fail(_ e: ResponseError) { reply(Message.errorResponse(id: id, error: e).json) }
+        let phase = lifecycle.state.withLock { $0.phase }
+        switch (phase, method) {
+        case (.uninitialized, Initialize.name), (.running, _): break
+        case (.uninitialized, _):
+            return fail(ResponseError(.serverNotInitialized, "server not initialized: send 'initialize' first", data: ["method": .string(method)]))
+        case (.shuttingDown, _):
+            return fail(.invalidRequest("server is shutting down: only 'exit' is accepted", data: ["method": .string(method)]))
+        }
+        if phase == .running, method == Initialize.name {
+            return fail(.invalidRequest("server already initialized", data: ["method": .string(method)]))
+        }
+        guard let route = router.routes[method] else {
+            return fail(ResponseError(.methodNotFound, "method not found: \(method)", data: ["method": .string(method)]))
+        }
+        let token = params?["workDoneToken"].flatMap { t -> JSONValue? in
+            switch t { case .int, .string: return t; default: return nil }
+        }
+        let conn = connection
+        let progress = ProgressReporter(token: token, send: { conn.send(Message.notification(method: Progress.name, params: $0).json) })
+        let ctx = RequestContext(id: id, progress: progress, services: services)
+        let work: @Sendable () async -> Void = { [self] in
+            progress.begin(route.summary)
+            let response: JSONValue
+            do {
+                let result = try await route.run(params, ctx)
+                progress.end("done")
+                response = Message.response(id: id, result: result).json
+            } catch {
+                let e = Task.isCancelled && !(error is ResponseError) && !(error is EngineError)
+                    ? ErrorMapping.response(for: CancellationError()) : ErrorMapping.response(for: error)
+                progress.end(e.code == .requestCancelled ? "cancelled" : "failed")
+                if e.code == .internalError { log.fault("\(method) \(id): \(e.message)") } else { log.error("\(method) \(id): \(e.message)") }
+                response = Message.errorResponse(id: id, error: e).json
+            }
+            lifecycle.state.withLock { _ = $0.inFlight.removeValue(forKey: id) }
+            reply(response)
+        }
+        if route.ordered {
+            guard register(id, nil) else { return fail(.invalidRequest("request id \(id) is already in use by a request in flight")) }
+            await work()
+            return
+        }
+        let task = Task(operation: work)
+        if !register(id, task) {
+            task.cancel()
+            fail(.invalidRequest("request id \(id) is already in use by a request in flight"))
+        }
+    }
+
+    /// Records an in-flight request; false when its id is already in flight.
+    private func register(_ id: RequestID, _ task: Task<Void, Never>?) -> Bool {
+        lifecycle.state.withLock { s in
+            if s.inFlight[id] != nil { return false }
+            s.inFlight[id] = task ?? Task {}
+            return true
+        }
+    }
+
+    private func handleBatch(_ batch: [JSONValue]) {
+        let replies = ReplyCollector()
+        Task {
+            await withTaskGroup(of: Void.self) { group in
+                for element in batch {
+                    group.addTask { [self] in _ = await handle(element, reply: { replies.append($0) }) }
+                }
+            }
+            // Requests spawned inside the batch answer asynchronously: wait for them.
+            await replies.waitFor(count: batch.filter(Server.expectsReply).count)
+            let all = replies.all
+            if !all.isEmpty { send(.array(all)) }
+        }
+    }
+
+    static func expectsReply(_ v: JSONValue) -> Bool {
+        guard case .object(let o) = v else { return true }
+        if o["method"] == nil { return o["result"] == nil && o["error"] == nil }
+        return o["id"] != nil
+    }
+}
+
+/// Collects a batch's replies until all have arrived.
+final class ReplyCollector: Sendable {
+    private let items = Mutex<[JSONValue]>([])  // guards the replies gathered so far
+    func append(_ v: JSONValue) { items.withLock { $0.append(v) } }
+    var all: [JSONValue] { items.withLock { $0 } }
+    func waitFor(count: Int) async {
+        while items.withLock({ $0.count }) < count { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+}

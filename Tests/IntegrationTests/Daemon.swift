@@ -1,0 +1,201 @@
+import Foundation
+import ParlanceJSON
+import Synchronization
+import XCTest
+
+/// The real `parlance --stdio` process, driven over pipes like any client would.
+final class Daemon: @unchecked Sendable {
+    let process = Process()
+    let stdin = Pipe()
+    let stdout = Pipe()
+    let stderr = Pipe()
+    let framing: Framing
+    private let state = Mutex<State>(State())  // guards received messages and the decoder buffer
+    private let arrived = NSCondition()
+    private var nextID = 0
+
+    enum Framing { case ndjson, lsp }
+
+    struct State {
+        var messages: [JSONValue] = []
+        var buffer: [UInt8] = []
+        var closed = false
+    }
+
+    static var binary: String {
+        if let b = ProcessInfo.processInfo.environment["PARLANCE_BIN"] { return b }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for config in ["release", "debug"] {
+            let p = root.appendingPathComponent(".build/\(config)/parlance").path
+            if FileManager.default.isExecutableFile(atPath: p) { return p }
+        }
+        return root.appendingPathComponent(".build/release/parlance").path
+    }
+
+    static var repoRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    static var sampleSRT: String {
+        try! String(contentsOf: repoRoot.appendingPathComponent("Samples/podcast-sample.srt"), encoding: .utf8)
+    }
+
+    init(args: [String] = [], framing: Framing = .ndjson, env: [String: String] = [:], isolatedCaches: Bool = true) throws {
+        self.framing = framing
+        process.executableURL = URL(fileURLWithPath: Daemon.binary)
+        process.arguments = ["--stdio"] + args
+        var e = ProcessInfo.processInfo.environment
+        if isolatedCaches {
+            let tmp = NSTemporaryDirectory() + "parlance-test-\(UUID().uuidString)"
+            e["PARLANCE_CACHE_DIR"] = tmp + "/cache"
+            e["PARLANCE_DATA_DIR"] = tmp + "/data"
+        }
+        for (k, v) in env { e[k] = v }
+        process.environment = e
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        stdout.fileHandleForReading.readabilityHandler = { [weak self] h in
+            let d = h.availableData
+            self?.receive(d)
+        }
+        stderr.fileHandleForReading.readabilityHandler = { h in _ = h.availableData }
+        try process.run()
+    }
+
+    deinit {
+        stdout.fileHandleForReading.readabilityHandler = nil
+        stderr.fileHandleForReading.readabilityHandler = nil
+        if process.isRunning { process.terminate() }
+    }
+
+    private func receive(_ d: Data) {
+        arrived.lock()
+        state.withLock { s in
+            if d.isEmpty { s.closed = true; return }
+            s.buffer += d
+            while let msg = Daemon.takeFrame(&s.buffer) {
+                if let v = try? JSONParser.parse(msg) { s.messages.append(v) }
+            }
+        }
+        arrived.broadcast()
+        arrived.unlock()
+    }
+
+    /// Pulls one frame (either framing) off the front of the buffer.
+    static func takeFrame(_ buf: inout [UInt8]) -> [UInt8]? {
+        while let f = buf.first, f == 0x0A || f == 0x0D || f == 0x20 { buf.removeFirst() }
+        guard let first = buf.first else { return nil }
+        if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+            guard let nl = buf.firstIndex(of: 0x0A) else { return nil }
+            let line = Array(buf[..<nl])
+            buf.removeFirst(nl + 1)
+            return line
+        }
+        let sep: [UInt8] = [13, 10, 13, 10]
+        guard let r = buf.indices.first(where: { Array(buf[$0..<min($0 + 4, buf.count)]) == sep }) else { return nil }
+        let header = String(decoding: buf[..<r], as: UTF8.self)
+        guard let len = header.split(separator: "\r\n").compactMap({ l -> Int? in
+            let parts = l.split(separator: ":", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "content-length" ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+        }).first, buf.count >= r + 4 + len else { return nil }
+        let body = Array(buf[(r + 4)..<(r + 4 + len)])
+        buf.removeFirst(r + 4 + len)
+        return body
+    }
+
+    func writeRaw(_ bytes: [UInt8]) {
+        try? stdin.fileHandleForWriting.write(contentsOf: Data(bytes))
+    }
+
+    func send(_ v: JSONValue) {
+        let body = Array(v.serialized().utf8)
+        switch framing {
+        case .ndjson: writeRaw(body + [0x0A])
+        case .lsp: writeRaw(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+        }
+    }
+
+    func makeID() -> Int {
+        nextID += 1
+        return nextID
+    }
+
+    /// Sends a request and returns its id (without waiting).
+    @discardableResult
+    func start(_ method: String, _ params: JSONValue? = nil, id: Int? = nil) -> Int {
+        let id = id ?? makeID()
+        var o: JSONObject = ["jsonrpc": "2.0", "id": .int(id), "method": .string(method)].objectValue!
+        if let params { o["params"] = params }
+        send(.object(o))
+        return id
+    }
+
+    func notify(_ method: String, _ params: JSONValue? = nil) {
+        var o: JSONObject = ["jsonrpc": "2.0", "method": .string(method)].objectValue!
+        if let params { o["params"] = params }
+        send(.object(o))
+    }
+
+    /// Waits for the message matching `predicate` (and removes it from the inbox).
+    func waitFor(timeout: TimeInterval = 120, _ predicate: (JSONValue) -> Bool) -> JSONValue? {
+        let deadline = Date().addingTimeInterval(timeout)
+        arrived.lock()
+        defer { arrived.unlock() }
+        while true {
+            let found = state.withLock { s -> JSONValue? in
+                guard let i = s.messages.firstIndex(where: predicate) else { return nil }
+                return s.messages.remove(at: i)
+            }
+            if let found { return found }
+            if state.withLock({ $0.closed }) || !arrived.wait(until: deadline) {
+                return state.withLock { s in s.messages.firstIndex(where: predicate).map { s.messages.remove(at: $0) } }
+            }
+        }
+    }
+
+    func response(_ id: Int, timeout: TimeInterval = 300) -> JSONValue? {
+        waitFor(timeout: timeout) { $0["id"] == .int(id) && ($0["result"] != nil || $0["error"] != nil) }
+    }
+
+    /// Sends a request and waits for its response.
+    func call(_ method: String, _ params: JSONValue? = nil, timeout: TimeInterval = 300) -> JSONValue {
+        let id = start(method, params)
+        guard let r = response(id, timeout: timeout) else {
+            XCTFail("no response to \(method) within \(timeout)s")
+            return .null
+        }
+        return r
+    }
+
+    /// All `$/progress` notifications received so far for a token (removed from the inbox).
+    func progress(token: JSONValue) -> [JSONValue] {
+        state.withLock { s in
+            let mine = s.messages.filter { $0["method"] == "$/progress" && $0["params"]?["token"] == token }
+            s.messages.removeAll { $0["method"] == "$/progress" && $0["params"]?["token"] == token }
+            return mine.compactMap { $0["params"]?["value"] }
+        }
+    }
+
+    func initialize() -> JSONValue {
+        let r = call("initialize", ["clientInfo": ["name": "tests"], "capabilities": ["window": ["workDoneProgress": true]]])
+        notify("initialized", [:])
+        return r
+    }
+
+    func closeInput() { try? stdin.fileHandleForWriting.close() }
+
+    /// Waits for the process to exit; returns its status or nil on timeout.
+    func waitExit(timeout: TimeInterval = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    var isRunning: Bool { process.isRunning }
+}
+
+extension JSONValue {
+    var errorCode: Int? { self["error"]?["code"]?.intValue }
+    var result: JSONValue? { self["result"] }
+}

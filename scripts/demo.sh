@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The main job: summarize the bundled sample transcript with the real default model,
+# through the daemon (NDJSON over a pipe), streaming the model's output as it arrives.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="${PARLANCE_BIN:-.build/release/parlance}"
+SAMPLE="${1:-Samples/podcast-sample.srt}"
+python3 - "$BIN" "$SAMPLE" <<'PY'
+import json, subprocess, sys, time
+bin_, sample = sys.argv[1], sys.argv[2]
+text = open(sample, encoding="utf-8").read()
+t0 = time.time()
+p = subprocess.Popen([bin_, "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+def send(msg):
+    p.stdin.write(json.dumps(msg) + "\n"); p.stdin.flush()
+def read_until(id_):
+    for line in p.stdout:
+        msg = json.loads(line)
+        if msg.get("method") == "$/progress":
+            v = msg["params"]["value"]
+            if v.get("delta"): sys.stdout.write(v["delta"]); sys.stdout.flush()
+            continue
+        if msg.get("id") == id_:
+            return msg
+    raise SystemExit("parlance exited before answering")
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "demo"}}})
+init = read_until(1)
+m = init["result"]["model"]
+if m["availability"] != "available":
+    raise SystemExit(f"model unavailable: {m.get('reason')}: {m.get('message')}")
+print(f"Parlance {init['result']['serverInfo']['version']} · model {m['model']['name'] or m['model']['path']} "
+      f"({m['model']['parameters']/1e6:.0f}M params, ctx {m['model']['contextSize']})")
+print(f"Summarizing {sample} …  (streamed JSON from the model)\n")
+send({"jsonrpc": "2.0", "id": 2, "method": "analysis/summarize", "params": {"text": text, "workDoneToken": "demo"}})
+r = read_until(2)
+print("\n")
+if "error" in r:
+    raise SystemExit(f"error {r['error']['code']}: {r['error']['message']}")
+s = r["result"]
+print("Summary:        ", s["summary"])
+print("Main topics:    ", "; ".join(s["mainTopics"]))
+print("Key takeaways:")
+for t in s["keyTakeaways"]: print("  -", t)
+print("Audience:       ", s["targetAudience"], "· engagement:", s["engagementLevel"], "· language:", s["language"])
+u = s["usage"]
+print(f"\n{u['promptTokens']} prompt tokens ({u['cachedPromptTokens']} cached), {u['generatedTokens']} generated, "
+      f"first token {u['firstTokenMs']:.0f} ms, total {u['totalMs']:.0f} ms{' (from cache)' if s['cached'] else ''}")
+send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}); read_until(3)
+send({"jsonrpc": "2.0", "method": "exit"})
+p.stdin.close()
+sys.exit(p.wait())
+PY
