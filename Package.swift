@@ -8,6 +8,7 @@
 //   ParlanceHash → ParlanceDocuments                        transcripts: parse, chunk, language, retrieval
 //   ParlanceFeatures                           one file per method family
 //   ParlanceServer                             lifecycle, the one registration list, dispatch
+//   ParlanceClient                             drives a daemon over pipes (tests, bench)
 //   parlance, parlance-bench                   executables
 import PackageDescription
 
@@ -48,9 +49,12 @@ let package = Package(
             dependencies: ["JSONRPC", "ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceFeatures", "ParlanceDocuments"],
             swiftSettings: swiftSettings),
 
+        // MARK: Client (tests, benchmark, and anyone driving the daemon from Swift)
+        .target(name: "ParlanceClient", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
+
         // MARK: Executables
         .executableTarget(name: "parlance", dependencies: ["ParlanceServer"], swiftSettings: swiftSettings),
-        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine", "ParlanceClient"], swiftSettings: swiftSettings),
 
         // MARK: Tests
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "ParlanceJSON"], swiftSettings: swiftSettings),
@@ -62,7 +66,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ParlanceJSON", "ParlanceSchema", "ParlanceProtocol"],
+            dependencies: ["ParlanceJSON", "ParlanceSchema", "ParlanceProtocol", "ParlanceClient"],
             swiftSettings: swiftSettings),
     ]
 )

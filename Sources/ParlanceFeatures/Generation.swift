@@ -67,9 +67,13 @@ public enum Generation {
                 return Generated(text: out.text, json: parsed, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason)
             }
             if attempt == 1 {
-                let detail = parsed == nil
-                    ? (out.finishReason == .length ? "output truncated at maxTokens (\(options.maxTokens)) before the JSON was complete" : "output is not valid JSON")
-                    : violations.map(\.description).joined(separator: "; ")
+                let detail: String
+                if parsed == nil {
+                    detail = out.finishReason == FinishReason.length
+                        ? "output truncated at maxTokens (\(options.maxTokens)) before the JSON was complete" : "output is not valid JSON"
+                } else {
+                    detail = violations.map { $0.description }.joined(separator: "; ")
+                }
                 throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's output did not match the schema: \(detail)",
                                     data: ["error": "decodingFailure", "detail": .string(detail)])
             }
@@ -87,16 +91,12 @@ public enum Generation {
 
     static func stream(_ engine: Engine, _ request: GenerationRequest, structured: Bool, progress: ProgressReporter, part: String?) async throws -> StreamOut {
         var text = ""
-        var reportedPrompt = false
         do {
             for try await event in engine.generate(request) {
                 switch event {
                 case .queued(let position):
                     progress(.init(kind: .report, message: "queued (position \(position))", phase: .queued, part: part, queuePosition: position))
                 case .prompt(let evaluated, let total, let cached):
-                    if progress.isActive, !reportedPrompt || evaluated == total {
-                        reportedPrompt = evaluated == total
-                    }
                     progress(.init(kind: .report, message: "prompt \(evaluated)/\(total) tokens (\(cached) cached)", phase: .prompt, part: part,
                                    promptTokens: total, evaluatedTokens: evaluated, cachedTokens: cached))
                 case .text(let delta):

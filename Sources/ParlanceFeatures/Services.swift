@@ -10,6 +10,7 @@ public final class Services: Sendable {
     public let documents: DocumentStore
     public let analysisCache: AnalysisCache
     public let sessions = SessionStore()
+    public let composeHistory: ComposeHistory
 
     public init(models: ModelHost, options: ServiceOptions, warn: @escaping @Sendable (String) -> Void = { _ in }) {
         self.models = models
@@ -17,6 +18,7 @@ public final class Services: Sendable {
         documents = DocumentStore(maxBytes: options.documentCacheBytes)
         analysisCache = AnalysisCache(directory: options.cacheDirectory.isEmpty ? nil : options.cacheDirectory + "/analysis",
                                       maxBytes: options.analysisCacheBytes, onWarning: warn)
+        composeHistory = ComposeHistory(directory: options.historyEnabled && !options.dataDirectory.isEmpty ? options.dataDirectory + "/history" : nil, onWarning: warn)
     }
 }
 
@@ -57,7 +59,13 @@ public final class ModelHost: Sendable {
         let config = self.config
         Task.detached(priority: .userInitiated) { [self] in
             let result: State
-            do { result = .ready(try Engine(config: config)) } catch let e { result = .failed(e) }
+            do {
+                result = .ready(try Engine(config: config))
+            } catch let e as EngineError {
+                result = .failed(e)
+            } catch {
+                result = .failed(.invalidModelFile(path: config.modelPath, reason: "\(error)"))
+            }
             state.withLock { $0 = result }
             await loaded.open()
         }

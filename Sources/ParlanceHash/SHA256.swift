@@ -11,8 +11,11 @@ import Darwin
 /// Whole 64-byte blocks are compressed straight from the caller's buffer; only a partial
 /// trailing block is copied into the 64-byte internal buffer. Nothing allocates per byte.
 public struct SHA256: Sendable {
-    private var h0: UInt32 = 0x6a09_e667, h1: UInt32 = 0xbb67_ae85, h2: UInt32 = 0x3c6e_f372, h3: UInt32 = 0xa54f_f53a
-    private var h4: UInt32 = 0x510e_527f, h5: UInt32 = 0x9b05_688c, h6: UInt32 = 0x1f83_d9ab, h7: UInt32 = 0x5be0_cd19
+    private struct State: Sendable {
+        var h0: UInt32 = 0x6a09_e667, h1: UInt32 = 0xbb67_ae85, h2: UInt32 = 0x3c6e_f372, h3: UInt32 = 0xa54f_f53a
+        var h4: UInt32 = 0x510e_527f, h5: UInt32 = 0x9b05_688c, h6: UInt32 = 0x1f83_d9ab, h7: UInt32 = 0x5be0_cd19
+    }
+    private var state = State()
     /// Pending bytes of an incomplete block (always fewer than 64 after `update` returns).
     private var buffer = [UInt8](repeating: 0, count: 64)
     private var buffered = 0
@@ -27,26 +30,28 @@ public struct SHA256: Sendable {
         var n = bytes.count
         length &+= UInt64(n)
         if buffered > 0 {
-            let take = min(64 - buffered, n)
+            let have = buffered
+            let take = min(64 - have, n)
+            let src = p
             buffer.withUnsafeMutableBytes { b in
-                (b.baseAddress! + buffered).copyMemory(from: p, byteCount: take)
+                (b.baseAddress! + have).copyMemory(from: src, byteCount: take)
             }
             buffered += take
             p += take
             n -= take
             if buffered < 64 { return }
-            let copy = buffer
-            copy.withUnsafeBytes { compress($0.baseAddress!, blocks: 1) }
+            buffer.withUnsafeBytes { SHA256.compress(&state, $0.baseAddress!, blocks: 1) }
             buffered = 0
         }
         let whole = n / 64
         if whole > 0 {
-            compress(p, blocks: whole)
+            SHA256.compress(&state, p, blocks: whole)
             p += whole * 64
             n -= whole * 64
         }
         if n > 0 {
-            buffer.withUnsafeMutableBytes { b in b.baseAddress!.copyMemory(from: p, byteCount: n) }
+            let src = p, count = n
+            buffer.withUnsafeMutableBytes { b in b.baseAddress!.copyMemory(from: src, byteCount: count) }
             buffered = n
         }
     }
@@ -74,10 +79,11 @@ public struct SHA256: Sendable {
         for i in 0..<buffered { tail[i] = buffer[i] }
         tail[buffered] = 0x80
         for i in 0..<8 { tail[tail.count - 1 - i] = UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i))) }
-        tail.withUnsafeBytes { compress($0.baseAddress!, blocks: $0.count / 64) }
+        tail.withUnsafeBytes { SHA256.compress(&state, $0.baseAddress!, blocks: $0.count / 64) }
         var out = [UInt8]()
         out.reserveCapacity(32)
-        for word in [h0, h1, h2, h3, h4, h5, h6, h7] {
+        let s = state
+        for word in [s.h0, s.h1, s.h2, s.h3, s.h4, s.h5, s.h6, s.h7] {
             out.append(UInt8(truncatingIfNeeded: word >> 24))
             out.append(UInt8(truncatingIfNeeded: word >> 16))
             out.append(UInt8(truncatingIfNeeded: word >> 8))
@@ -148,8 +154,8 @@ public struct SHA256: Sendable {
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 &- n)) }
 
     /// Compresses `blocks` consecutive 64-byte blocks starting at `p` into the state.
-    private mutating func compress(_ p: UnsafeRawPointer, blocks: Int) {
-        var a0 = h0, b0 = h1, c0 = h2, d0 = h3, e0 = h4, f0 = h5, g0 = h6, hh0 = h7
+    private static func compress(_ st: inout State, _ p: UnsafeRawPointer, blocks: Int) {
+        var a0 = st.h0, b0 = st.h1, c0 = st.h2, d0 = st.h3, e0 = st.h4, f0 = st.h5, g0 = st.h6, hh0 = st.h7
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             SHA256.k.withUnsafeBufferPointer { k in
                 for block in 0..<blocks {
@@ -179,7 +185,7 @@ public struct SHA256: Sendable {
                 }
             }
         }
-        h0 = a0; h1 = b0; h2 = c0; h3 = d0; h4 = e0; h5 = f0; h6 = g0; h7 = hh0
+        st = State(h0: a0, h1: b0, h2: c0, h3: d0, h4: e0, h5: f0, h6: g0, h7: hh0)
     }
 }
 

@@ -162,4 +162,4 @@ public enum Discover: RPCMethod {
     public typealias Result = JSONValue
 }
 
-extension JSONValue: @retroactive Schematic {}
+extension JSONValue: Schematic {}

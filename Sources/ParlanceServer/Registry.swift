@@ -40,8 +40,22 @@ enum Registry {
         r.on(SessionReset.self, ordered: true, Sessions.reset)
         r.on(SessionClose.self, ordered: true, Sessions.close)
 
+        // Documents
+        r.on(DocumentOpen.self, ordered: true, DocumentHandlers.open)
+        r.on(DocumentChange.self, ordered: true, DocumentHandlers.change)
+        r.on(DocumentClose.self, ordered: true, DocumentHandlers.close)
+        r.on(DocumentList.self, DocumentHandlers.list)
+
         // Analysis
         r.on(Summarize.self, Summaries.summarize)
+
+        // Compose
+        r.on(ComposeVariations.self, Compose.variations)
+        r.on(ComposeRefine.self, Compose.refine)
+        r.on(ComposeHistoryList.self, ComposeHistoryHandlers.list)
+        r.on(ComposeHistoryGet.self, ComposeHistoryHandlers.get)
+        r.on(ComposeHistoryDelete.self, ordered: true, ComposeHistoryHandlers.delete)
+        r.on(ComposeHistoryClear.self, ordered: true, ComposeHistoryHandlers.clear)
         return r
     }
 }

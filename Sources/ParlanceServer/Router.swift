@@ -63,6 +63,12 @@ public struct Router: Sendable {
             }
             value = .object(JSONObject())
         }
+        // LSP clients send null for absent optional fields: treat those as absent.
+        if case .object(var o) = value {
+            let required = Set(schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            for k in o.keys where o[k] == .null && !required.contains(k) { o[k] = nil }
+            value = .object(o)
+        }
         var violations = SchemaValidator.validate(value, against: schema)
         if lenient { violations.removeAll { $0.keyword == "additionalProperties" } }
         if let v = violations.first {

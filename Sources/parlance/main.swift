@@ -41,11 +41,11 @@ var cacheDir = env["PARLANCE_CACHE_DIR"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.
 var dataDir = env["PARLANCE_DATA_DIR"] ?? (env["XDG_DATA_HOME"] ?? "\(home)/.local/share") + "/parlance"
 var history = true
 
-func value(_ flag: String) -> String {
+@MainActor func value(_ flag: String) -> String {
     guard !args.isEmpty else { fail("\(flag) needs a value") }
     return args.removeFirst()
 }
-func number(_ flag: String, _ range: ClosedRange<Int>) -> Int {
+@MainActor func number(_ flag: String, _ range: ClosedRange<Int>) -> Int {
     let v = value(flag)
     guard let n = Int(v), range.contains(n) else { fail("\(flag) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(v)'") }
     return n

@@ -1,4 +1,5 @@
 import Foundation
+import ParlanceClient
 import ParlanceJSON
 import XCTest
 

@@ -1,28 +1,29 @@
 import Foundation
 import ParlanceJSON
 import Synchronization
-import XCTest
 
-/// The real `parlance --stdio` process, driven over pipes like any client would.
-final class Daemon: @unchecked Sendable {
-    let process = Process()
+/// A `parlance --stdio` child process driven over pipes, as any client would: used by the
+/// integration tests and the benchmark. Speaks NDJSON or LSP framing.
+public final class DaemonProcess: @unchecked Sendable {
+    public let process = Process()
     let stdin = Pipe()
     let stdout = Pipe()
     let stderr = Pipe()
     let framing: Framing
     private let state = Mutex<State>(State())  // guards received messages and the decoder buffer
     private let arrived = NSCondition()
-    private var nextID = 0
+    private let ids = Mutex<Int>(0)  // guards the last request id issued
 
-    enum Framing { case ndjson, lsp }
+    public enum Framing: Sendable { case ndjson, lsp }
 
     struct State {
         var messages: [JSONValue] = []
         var buffer: [UInt8] = []
         var closed = false
+        var received = 0
     }
 
-    static var binary: String {
+    public static var binary: String {
         if let b = ProcessInfo.processInfo.environment["PARLANCE_BIN"] { return b }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         for config in ["release", "debug"] {
@@ -32,17 +33,13 @@ final class Daemon: @unchecked Sendable {
         return root.appendingPathComponent(".build/release/parlance").path
     }
 
-    static var repoRoot: URL {
+    public static var repoRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    static var sampleSRT: String {
-        try! String(contentsOf: repoRoot.appendingPathComponent("Samples/podcast-sample.srt"), encoding: .utf8)
-    }
-
-    init(args: [String] = [], framing: Framing = .ndjson, env: [String: String] = [:], isolatedCaches: Bool = true) throws {
+    public init(args: [String] = [], framing: Framing = .ndjson, env: [String: String] = [:], isolatedCaches: Bool = true, binary: String? = nil) throws {
         self.framing = framing
-        process.executableURL = URL(fileURLWithPath: Daemon.binary)
+        process.executableURL = URL(fileURLWithPath: binary ?? DaemonProcess.binary)
         process.arguments = ["--stdio"] + args
         var e = ProcessInfo.processInfo.environment
         if isolatedCaches {
@@ -74,8 +71,8 @@ final class Daemon: @unchecked Sendable {
         state.withLock { s in
             if d.isEmpty { s.closed = true; return }
             s.buffer += d
-            while let msg = Daemon.takeFrame(&s.buffer) {
-                if let v = try? JSONParser.parse(msg) { s.messages.append(v) }
+            while let msg = DaemonProcess.takeFrame(&s.buffer) {
+                if let v = try? JSONParser.parse(msg) { s.messages.append(v); s.received += 1 }
             }
         }
         arrived.broadcast()
@@ -104,11 +101,11 @@ final class Daemon: @unchecked Sendable {
         return body
     }
 
-    func writeRaw(_ bytes: [UInt8]) {
+    public func writeRaw(_ bytes: [UInt8]) {
         try? stdin.fileHandleForWriting.write(contentsOf: Data(bytes))
     }
 
-    func send(_ v: JSONValue) {
+    public func send(_ v: JSONValue) {
         let body = Array(v.serialized().utf8)
         switch framing {
         case .ndjson: writeRaw(body + [0x0A])
@@ -116,29 +113,26 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
-    func makeID() -> Int {
-        nextID += 1
-        return nextID
-    }
+    public func makeID() -> Int { ids.withLock { $0 += 1; return $0 } }
 
     /// Sends a request and returns its id (without waiting).
     @discardableResult
-    func start(_ method: String, _ params: JSONValue? = nil, id: Int? = nil) -> Int {
+    public func start(_ method: String, _ params: JSONValue? = nil, id: Int? = nil) -> Int {
         let id = id ?? makeID()
-        var o: JSONObject = ["jsonrpc": "2.0", "id": .int(id), "method": .string(method)].objectValue!
+        var o = JSONObject([("jsonrpc", "2.0"), ("id", .int(id)), ("method", .string(method))])
         if let params { o["params"] = params }
         send(.object(o))
         return id
     }
 
-    func notify(_ method: String, _ params: JSONValue? = nil) {
-        var o: JSONObject = ["jsonrpc": "2.0", "method": .string(method)].objectValue!
+    public func notify(_ method: String, _ params: JSONValue? = nil) {
+        var o = JSONObject([("jsonrpc", "2.0"), ("method", .string(method))])
         if let params { o["params"] = params }
         send(.object(o))
     }
 
     /// Waits for the message matching `predicate` (and removes it from the inbox).
-    func waitFor(timeout: TimeInterval = 120, _ predicate: (JSONValue) -> Bool) -> JSONValue? {
+    public func waitFor(timeout: TimeInterval = 120, _ predicate: (JSONValue) -> Bool) -> JSONValue? {
         let deadline = Date().addingTimeInterval(timeout)
         arrived.lock()
         defer { arrived.unlock() }
@@ -154,22 +148,27 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
-    func response(_ id: Int, timeout: TimeInterval = 300) -> JSONValue? {
+    public func response(_ id: Int, timeout: TimeInterval = 300) -> JSONValue? {
         waitFor(timeout: timeout) { $0["id"] == .int(id) && ($0["result"] != nil || $0["error"] != nil) }
     }
 
-    /// Sends a request and waits for its response.
-    func call(_ method: String, _ params: JSONValue? = nil, timeout: TimeInterval = 300) -> JSONValue {
+    /// Sends a request and waits for its response (`null` on timeout).
+    public func call(_ method: String, _ params: JSONValue? = nil, timeout: TimeInterval = 300) -> JSONValue {
         let id = start(method, params)
-        guard let r = response(id, timeout: timeout) else {
-            XCTFail("no response to \(method) within \(timeout)s")
-            return .null
+        return response(id, timeout: timeout) ?? .null
+    }
+
+    /// Peak resident set size of the daemon (VmHWM), in bytes.
+    public var peakRSS: Int? {
+        guard let s = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        for line in s.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
         }
-        return r
+        return nil
     }
 
     /// All `$/progress` notifications received so far for a token (removed from the inbox).
-    func progress(token: JSONValue) -> [JSONValue] {
+    public func progress(token: JSONValue) -> [JSONValue] {
         state.withLock { s in
             let mine = s.messages.filter { $0["method"] == "$/progress" && $0["params"]?["token"] == token }
             s.messages.removeAll { $0["method"] == "$/progress" && $0["params"]?["token"] == token }
@@ -177,25 +176,42 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
-    func initialize() -> JSONValue {
+    public func initialize() -> JSONValue {
         let r = call("initialize", ["clientInfo": ["name": "tests"], "capabilities": ["window": ["workDoneProgress": true]]])
         notify("initialized", [:])
         return r
     }
 
-    func closeInput() { try? stdin.fileHandleForWriting.close() }
+    public func closeInput() { try? stdin.fileHandleForWriting.close() }
 
     /// Waits for the process to exit; returns its status or nil on timeout.
-    func waitExit(timeout: TimeInterval = 10) -> Int32? {
+    public func waitExit(timeout: TimeInterval = 10) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         return process.isRunning ? nil : process.terminationStatus
     }
 
-    var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { process.isRunning }
+
+    /// Messages received since start.
+    public var receivedCount: Int { state.withLock { $0.received } }
+
+    /// Waits until at least `count` messages have been received in total.
+    public func waitForReceived(_ count: Int, timeout: TimeInterval = 120) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        arrived.lock()
+        defer { arrived.unlock() }
+        while state.withLock({ $0.received }) < count {
+            if !arrived.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    /// Drops every message waiting in the inbox.
+    public func discardMessages() { state.withLock { $0.messages = [] } }
 }
 
 extension JSONValue {
-    var errorCode: Int? { self["error"]?["code"]?.intValue }
-    var result: JSONValue? { self["result"] }
+    public var errorCode: Int? { self["error"]?["code"]?.intValue }
+    public var result: JSONValue? { self["result"] }
 }

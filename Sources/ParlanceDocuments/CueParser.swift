@@ -1,0 +1,154 @@
+/// SRT and WebVTT cue blocks → timed segments. One pass over the lines; anything that is
+/// not a cue becomes a warning and the parser moves on.
+struct ParsedSegment {
+    var start: Double?
+    var end: Double?
+    var speaker: String?
+    var text: String
+}
+
+/// Warnings with a cap, so a hostile multi-megabyte file cannot produce millions of them.
+struct WarningLog {
+    static let limit = 500
+    private(set) var items: [ParseWarning] = []
+    private var dropped = 0
+
+    mutating func add(_ line: Int, _ message: String) {
+        if items.count < WarningLog.limit { items.append(ParseWarning(line: line, message: message)) } else { dropped += 1 }
+    }
+
+    var all: [ParseWarning] {
+        guard dropped > 0 else { return items }
+        return items + [ParseWarning(line: items.last?.line ?? 0, message: "\(dropped) further warnings not shown")]
+    }
+}
+
+struct CueParser {
+    let lines: Lines
+    let vtt: Bool
+    var warnings = WarningLog()
+    var segments: [ParsedSegment] = []
+    /// Speaker carried from the previous cue to unlabeled cues.
+    private var carried: String?
+
+    init(lines: Lines, vtt: Bool) {
+        self.lines = lines
+        self.vtt = vtt
+    }
+
+    private enum State { case idle, header, skip, cue }
+
+    private struct OpenCue {
+        var timingLine: Int  // 0-based
+        var start: Double
+        var end: Double
+        var text: [Int] = []  // line indices
+    }
+
+    mutating func run() {
+        var state = State.idle
+        var open: OpenCue?
+        var pendingId: Int?  // a lone line that may be the next cue's identifier
+        var i = 0
+        if vtt {
+            while i < lines.count, Bytes.isBlank(lines[i]) { i += 1 }
+            if i < lines.count, Bytes.startsWithKeyword(lines[i], "WEBVTT") {
+                state = .header
+                i += 1
+            } else {
+                warnings.add(i + 1, "missing WEBVTT header")
+            }
+        }
+        while i < lines.count {
+            let line = lines[i]
+            defer { i += 1 }
+            if Bytes.isBlank(line) {
+                if state == .cue, let c = open { finish(c) }
+                open = nil
+                if let p = pendingId { warnings.add(p + 1, "text outside a cue ignored") }
+                pendingId = nil
+                state = .idle
+                continue
+            }
+            let timing = Timing.parse(line)
+            switch (state, timing) {
+            case (_, .valid(let start, let end)):
+                if state == .cue, var c = open {
+                    // A missing blank line: the previous cue's last line may be this cue's number.
+                    var first = i
+                    if let last = c.text.last, last == i - 1, Bytes.isInteger(lines[last]) {
+                        c.text.removeLast()
+                        first = last
+                    }
+                    warnings.add(first + 1, "missing blank line before this cue")
+                    finish(c)
+                }
+                pendingId = nil
+                open = OpenCue(timingLine: i, start: start, end: end)
+                state = .cue
+            case (.header, _):
+                continue
+            case (_, .malformed(let why)):
+                if state == .cue, var c = open {
+                    if let last = c.text.last, last == i - 1, Bytes.isInteger(lines[last]) { c.text.removeLast() }
+                    finish(c)
+                }
+                open = nil
+                pendingId = nil
+                warnings.add(i + 1, "cue skipped: \(why)")
+                state = .skip
+            case (.cue, .none):
+                open?.text.append(i)
+            case (.skip, .none):
+                continue
+            case (.idle, .none):
+                if vtt, pendingId == nil,
+                   Bytes.startsWithKeyword(line, "NOTE") || Bytes.startsWithKeyword(line, "STYLE")
+                    || Bytes.startsWithKeyword(line, "REGION") {
+                    state = .skip
+                } else if let p = pendingId {
+                    warnings.add(p + 1, "text outside a cue ignored")
+                    pendingId = nil
+                    state = .skip
+                } else {
+                    pendingId = i
+                }
+            }
+        }
+        if state == .cue, let c = open { finish(c) }
+        if let p = pendingId { warnings.add(p + 1, "text outside a cue ignored") }
+    }
+
+    private mutating func finish(_ cue: OpenCue) {
+        var end = cue.end
+        if end < cue.start {
+            warnings.add(cue.timingLine + 1, "cue ends before it starts; end set to start")
+            end = cue.start
+        }
+        let cleaned = cue.text.map { CueText.line(lines[$0]) }
+        // Each line's effective speaker: its own label, else the line above's (or the
+        // previous cue's); a dialogue dash starts an unnamed speaker.
+        var effective: [String?] = []
+        var current = carried
+        for l in cleaned {
+            current = l.speaker ?? (l.dashed ? nil : current)
+            effective.append(current)
+        }
+        let single = effective.allSatisfy { $0 == effective.first ?? nil }
+        let text: String
+        if single {
+            text = CueText.collapse(cleaned.map(\.text))
+        } else {
+            // Several speakers in one cue: keep their labels inline.
+            text = CueText.collapse(cleaned.map { l in
+                l.speaker.map { Array("\($0): ".utf8)[...] + l.text } ?? l.text
+            })
+        }
+        carried = effective.last ?? carried
+        guard !text.isEmpty else {
+            warnings.add(cue.timingLine + 1, "cue has no text")
+            return
+        }
+        segments.append(ParsedSegment(start: cue.start, end: end, speaker: single ? (effective.first ?? nil) : nil, text: text))
+    }
+}

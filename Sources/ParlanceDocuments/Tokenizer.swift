@@ -1,0 +1,84 @@
+/// Words for BM25: Unicode word split, folded case and diacritics, English stopwords
+/// removed, light suffix stemming (-s, -es, -ies, -ing, -ed, final -e).
+enum Tokenizer {
+    static let stopwords: Set<String> = Set("""
+        a about above after again against all am an and any are as at be because been before being below between \
+        both but by can could did do does doing down during each few for from further had has have having he her \
+        here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not \
+        now of off on once only or other our ours ourselves out over own same she should so some such than that the \
+        their theirs them themselves then there these they this those through to too under until up very was we \
+        were what when where which while who whom why will with would you your yours yourself yourselves s t don \
+        doesn didn isn wasn aren weren won can't don't it's i'm you're we're they're that's let's also
+        """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+
+    static func terms(_ text: String) -> [String] {
+        words(text).compactMap { w in stopwords.contains(w) ? nil : stem(w) }
+    }
+
+    /// Folded words; apostrophes inside a word are kept only long enough to test stopwords
+    /// ("don't"), then removed ("o'brien" → "obrien").
+    static func words(_ text: String) -> [String] {
+        var out: [String] = []
+        var word = String.UnicodeScalarView()
+        let folded = Folding.fold(text).unicodeScalars
+        var it = folded.makeIterator()
+        var pending: Unicode.Scalar? = it.next()
+        func flush() {
+            if !word.isEmpty {
+                let w = String(word)
+                out.append(stopwords.contains(w) ? w : w.replacingApostrophes())
+                word = String.UnicodeScalarView()
+            }
+        }
+        var previousWasWord = false
+        while let c = pending {
+            pending = it.next()
+            if Folding.isIdeographic(c) {
+                flush()
+                out.append(String(c))
+                previousWasWord = false
+            } else if Folding.isWordScalar(c) {
+                word.append(c)
+                previousWasWord = true
+            } else if c == "'", previousWasWord, let n = pending, Folding.isWordScalar(n), !Folding.isIdeographic(n) {
+                word.append(c)
+            } else {
+                flush()
+                previousWasWord = false
+            }
+        }
+        flush()
+        return out
+    }
+
+    static func stem(_ w: String) -> String {
+        var s = Array(w.unicodeScalars)
+        func ends(_ suffix: String) -> Bool {
+            let x = Array(suffix.unicodeScalars)
+            return s.count > x.count && Array(s.suffix(x.count)) == x
+        }
+        if s.count > 4, ends("ies") { s.removeLast(3); s.append("y") }
+        else if s.count > 4, ends("sses") { s.removeLast(2) }
+        else if s.count > 3, ends("es"), let p = s.dropLast(2).last, "sxz".unicodeScalars.contains(p) || ends("ches") || ends("shes") {
+            s.removeLast(2)
+        }
+        else if s.count > 3, ends("s"), !ends("ss"), !ends("us"), !ends("is") { s.removeLast() }
+        if s.count > 5, ends("ing") { s.removeLast(3); undouble(&s) }
+        else if s.count > 4, ends("ed") { s.removeLast(2); undouble(&s) }
+        if s.count > 4, ends("e") { s.removeLast() }
+        return String(String.UnicodeScalarView(s))
+    }
+
+    private static func undouble(_ s: inout [Unicode.Scalar]) {
+        guard s.count >= 3, let last = s.last, s[s.count - 2] == last, !"lsz".unicodeScalars.contains(last),
+              last.properties.isAlphabetic, !"aeiou".unicodeScalars.contains(last) else { return }
+        s.removeLast()
+    }
+}
+
+extension String {
+    func replacingApostrophes() -> String {
+        guard unicodeScalars.contains("'") else { return self }
+        return String(String.UnicodeScalarView(unicodeScalars.filter { $0 != "'" }))
+    }
+}

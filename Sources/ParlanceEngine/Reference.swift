@@ -1,0 +1,46 @@
+import Foundation
+
+/// llama-bench-style figures measured through the shim with no JSON-RPC and no
+/// scheduler: the baseline each daemon figure is divided by, in the same run.
+public enum Reference {
+    public struct Figures: Sendable, Codable {
+        public var promptTokensPerSecond: Double
+        public var decodeTokensPerSecond: Double
+    }
+
+    /// pp: `promptTokens` in one batch (as llama-bench's pp512); tg: `genTokens` single
+    /// decodes (tg128). Best of `repetitions`.
+    public static func measure(modelPath: String, threads: Int, contextSize: Int, batchSize: Int = 512,
+                               promptTokens: Int = 512, genTokens: Int = 128, repetitions: Int = 3) throws -> Figures {
+        let model = try LlamaModel(path: modelPath)
+        let ctx = try LlamaContext(model: model, contextSize: contextSize, batchSize: batchSize, sequences: 1, threads: threads)
+        let batch = LlamaBatch(capacity: max(batchSize, promptTokens), sequences: 1)
+        let vocab = Int32(model.vocabularySize)
+        var rng = SystemRandomNumberGenerator()
+        func tokens(_ n: Int) -> [Token] { (0..<n).map { _ in Int32.random(in: 0..<vocab, using: &rng) } }
+        var pp = 0.0, tg = 0.0
+        // Warm-up, as llama-bench does.
+        batch.clear()
+        for (i, t) in tokens(32).enumerated() { batch.add(t, pos: Int32(i), seq: 0, logits: i == 31) }
+        _ = ctx.decode(batch)
+        for _ in 0..<repetitions {
+            ctx.clear()
+            batch.clear()
+            for (i, t) in tokens(promptTokens).enumerated() { batch.add(t, pos: Int32(i), seq: 0, logits: i == promptTokens - 1) }
+            let t0 = ContinuousClock.now
+            guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference pp decode failed") }
+            pp = max(pp, Double(promptTokens) / seconds(ContinuousClock.now - t0))
+            ctx.clear()
+            let t1 = ContinuousClock.now
+            for (i, t) in tokens(genTokens).enumerated() {
+                batch.clear()
+                batch.add(t, pos: Int32(i), seq: 0, logits: true)
+                guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference tg decode failed") }
+            }
+            tg = max(tg, Double(genTokens) / seconds(ContinuousClock.now - t1))
+        }
+        return Figures(promptTokensPerSecond: pp, decodeTokensPerSecond: tg)
+    }
+
+    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+}

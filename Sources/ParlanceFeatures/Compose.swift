@@ -1,0 +1,204 @@
+import Foundation
+import JSONRPC
+import ParlanceDocuments
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+
+/// compose/variations and compose/refine.
+///
+/// Variations: the selection is analysed (deterministically, see `ComposeAnalyzer`), the
+/// prompts of all variations are built so they differ only in a short tail (the tone),
+/// the shared prefix is evaluated once (a prompt-only request), then every variation is
+/// submitted at once: the scheduler admits them together, copies the prefix into each
+/// sequence (`llama_memory_seq_cp`) and decodes them in one batch. Each streams its
+/// deltas under its own id; each finished variation gets a formality score, a checked
+/// key-point list and a word diff against the selection.
+public enum Compose {
+    static let toneOrder: [Tone] = [.formal, .casual, .diplomatic, .empathetic, .direct]
+    static let defaultCount = 3
+
+    public static func variations(_ p: ComposeVariations.Params, _ ctx: RequestContext) async throws -> ComposeVariations.Result {
+        let started = ContinuousClock.now
+        let selection = p.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !selection.isEmpty else {
+            throw ResponseError.invalidParams("params.text: the selection is empty (only whitespace)", data: ["path": "params.text", "keyword": "minLength"])
+        }
+        let tones = try plan(tones: p.tones, count: p.count)
+        let language = try resolveLanguage(p.language, selection)
+        let analysis = ComposeAnalyzer.analyze(p.text)
+        let audience = p.audience ?? analysis.detectedAudience
+        let engine = try await ctx.engine()
+        let languageName = Languages.name(language.language)
+        let prompts = tones.map { tone in
+            engine.prompt.tokens(for: ComposePrompt.messages(text: selection, tone: tone, audience: audience,
+                                                             instructions: p.instructions, languageName: languageName))
+        }
+        let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
+        let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
+        let entryId = ComposeHistory.newEntryId()
+        let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
+        let baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens),
+                                          defaultTemperature: 0.7)
+        ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
+                           partial: try? JSONValue(encoding: analysis)))
+
+        // The shared prefix, once: every variation then starts from a copy of it.
+        var prefixUsage = Usage.zero
+        if shared > 0 {
+            let out = try await Generation.run(engine, prompt: Array(prompts[0][..<shared]), options: ResolvedOptions(nil, defaultMaxTokens: 0),
+                                               progress: ctx.progress, part: "prefix")
+            prefixUsage = out.usage
+        }
+        let prefixDone = ContinuousClock.now
+
+        let store = ctx.services.composeHistory
+        let originalText = p.text
+        let keyPoints = analysis.keyPoints
+        let results = try await withThrowingTaskGroup(of: (Int, ComposeVariation, [Token]).self) { group in
+            for (i, tone) in tones.enumerated() {
+                let id = "\(entryId).\(i + 1)"
+                var options = baseOptions
+                options.seed = baseSeed &+ UInt32(i)
+                let prompt = prompts[i]
+                group.addTask {
+                    let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)
+                    let v = finish(id: id, tone: tone, audience: audience, raw: out, original: originalText, keyPoints: keyPoints,
+                                   seed: options.seed)
+                    ctx.progress(.init(kind: .report, message: "variation \(id) done", phase: .done, part: id, partial: try? JSONValue(encoding: v)))
+                    return (i, v, prompt + out.tokens)
+                }
+            }
+            var all: [(Int, ComposeVariation, [Token])] = []
+            for try await r in group { all.append(r) }
+            return all.sorted { $0.0 < $1.0 }
+        }
+        let variations = results.map(\.1)
+
+        let entry = ComposeHistoryEntry(id: entryId, createdAt: ComposeHistory.timestamp(), text: p.text, instructions: p.instructions,
+                                        audience: audience, language: language.language, analysis: analysis, variations: variations)
+        let stored = await store.save(entry, persist: !(p.ephemeral ?? false))
+        for r in results { await store.remember(r.2, for: r.1.id) }
+
+        let firstVariationMs = variations.map(\.usage.firstTokenMs).filter { $0 > 0 }.min() ?? 0
+        let usage = Usage(
+            promptTokens: prefixUsage.promptTokens + variations.reduce(0) { $0 + $1.usage.promptTokens },
+            cachedPromptTokens: prefixUsage.cachedPromptTokens + variations.reduce(0) { $0 + $1.usage.cachedPromptTokens },
+            generatedTokens: variations.reduce(0) { $0 + $1.usage.generatedTokens },
+            firstTokenMs: round1(milliseconds(prefixDone - started) + firstVariationMs),
+            totalMs: round1(milliseconds(ContinuousClock.now - started)))
+        return .init(id: entryId, analysis: analysis, variations: variations, audience: audience, language: language.language,
+                     fallbackFrom: language.fallbackFrom, stored: stored, sharedPrefixTokens: shared, usage: usage,
+                     provenance: baseOptions.provenance(engine))
+    }
+
+    public static func refine(_ p: ComposeRefine.Params, _ ctx: RequestContext) async throws -> ComposeRefine.Result {
+        let store = ctx.services.composeHistory
+        let instruction = p.instruction.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !instruction.isEmpty else {
+            throw ResponseError.invalidParams("params.instruction is empty (only whitespace)", data: ["path": "params.instruction", "keyword": "minLength"])
+        }
+        guard let (entry, parent) = await store.variation(p.variationId) else { throw ErrorMapping.notFound("variation", p.variationId) }
+        let engine = try await ctx.engine()
+        let messages = ComposePrompt.conversation(for: parent, in: entry)
+            + [ChatMessage(.assistant, parent.text), ChatMessage(.user, ComposePrompt.refinement(instruction))]
+        let prompt: [Token]
+        if let history = await store.tokens(for: parent.id) {
+            prompt = history + engine.prompt.continuation(of: messages, after: messages.count - 2)
+        } else {
+            prompt = engine.prompt.tokens(for: messages)
+        }
+        let maxTokens = p.maxTokens ?? min(1024, max(96, 2 * engine.countTokens(parent.text) + 32))
+        guard prompt.count + maxTokens <= engine.info.contextSize else {
+            throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
+        }
+        guard let id = await store.nextVariationId(entry.id) else { throw ErrorMapping.notFound("variation", p.variationId) }
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens),
+                                      defaultTemperature: 0.7)
+        let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)
+        var v = finish(id: id, tone: parent.tone, audience: parent.audience, raw: out, original: entry.text,
+                       keyPoints: entry.analysis.keyPoints, seed: options.seed)
+        v.parentId = parent.id
+        v.instruction = instruction
+        let stored = await store.add(v, to: entry.id, persist: !(p.ephemeral ?? false))
+        await store.remember(prompt + out.tokens, for: id)
+        return .init(id: entry.id, variation: v, stored: stored, provenance: options.provenance(engine))
+    }
+
+    // MARK: Steps
+
+    /// The tone of each variation: the given tones cycled to `count`, or the first
+    /// `count` of the default order.
+    static func plan(tones: [Tone]?, count: Int?) throws -> [Tone] {
+        guard let tones else {
+            let n = count ?? defaultCount
+            return (0..<n).map { toneOrder[$0 % toneOrder.count] }
+        }
+        let n = count ?? tones.count
+        guard n >= tones.count else {
+            throw ResponseError.invalidParams("params.count: \(n) is less than the \(tones.count) tones requested (count must be at least the number of tones, at most 8)",
+                                              data: ["path": "params.count", "keyword": "minimum", "minimum": .int(tones.count)])
+        }
+        return (0..<n).map { tones[$0 % tones.count] }
+    }
+
+    static func resolveLanguage(_ requested: String?, _ text: String) throws -> LanguageSupport.Resolution {
+        let tag = requested ?? LanguageDetector.detect(String(text.prefix(4000))).code
+        guard let r = LanguageSupport.resolve(tag) else { throw ErrorMapping.unsupportedLanguage(tag, supported: LanguageSupport.supported) }
+        return r
+    }
+
+    /// maxTokens per variation, checked before any generation: each prompt plus its
+    /// budget must fit the context. The default (about twice the selection) shrinks so
+    /// all variations fit beside each other.
+    static func budget(_ requested: Int?, selection: String, prompts: [[Token]], shared: Int, engine: Engine) throws -> Int {
+        let context = engine.info.contextSize
+        let longest = prompts.map(\.count).max() ?? 0
+        var maxTokens: Int
+        if let requested {
+            maxTokens = requested
+        } else {
+            maxTokens = min(1024, max(96, 2 * engine.countTokens(selection) + 32))
+            let tails = prompts.map { $0.count - shared }.max() ?? 0
+            let perVariation = (context - shared) / max(1, prompts.count) - tails
+            if perVariation >= 64 { maxTokens = min(maxTokens, perVariation) }
+            maxTokens = min(maxTokens, max(16, context - longest))
+        }
+        guard longest + maxTokens <= context else {
+            throw tooLong(promptTokens: longest, selectionTokens: engine.countTokens(selection), maxTokens: maxTokens, engine: engine)
+        }
+        return maxTokens
+    }
+
+    static func tooLong(promptTokens: Int, selectionTokens: Int, maxTokens: Int, engine: Engine) -> ResponseError {
+        let context = engine.info.contextSize
+        let detail = "the selection is \(selectionTokens) tokens; with the instructions the prompt is \(promptTokens) tokens, plus up to \(maxTokens) generated tokens, which exceeds the context window of \(context) tokens"
+        return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "text too long: " + detail,
+                             data: ["error": "exceededContextWindowSize", "promptTokens": .int(promptTokens), "maxTokens": .int(maxTokens),
+                                    "contextSize": .int(context), "detail": .string(detail)])
+    }
+
+    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, original: String, keyPoints: [String], seed: UInt32) -> ComposeVariation {
+        let text = ComposePrompt.clean(raw.text)
+        let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
+        return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
+                                keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
+                                seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage)
+    }
+
+    static func commonPrefix(_ prompts: [[Token]]) -> Int {
+        guard var n = prompts.first?.count else { return 0 }
+        for p in prompts.dropFirst() {
+            var i = 0
+            while i < min(n, p.count), p[i] == prompts[0][i] { i += 1 }
+            n = i
+        }
+        return n
+    }
+
+    static func milliseconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+    }
+
+    static func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 }
+}

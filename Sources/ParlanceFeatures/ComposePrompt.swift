@@ -1,0 +1,84 @@
+import ParlanceEngine
+import ParlanceProtocol
+
+/// The prompts of compose/variations and compose/refine. Everything every variation
+/// shares — system line, audience, instructions, language, the selection — comes first;
+/// the tone is the last line of the user turn. So the variations' token sequences share
+/// all but a short tail: the engine evaluates that prefix once and copies it to each
+/// variation's sequence.
+enum ComposePrompt {
+    static let system = "You rewrite text. Keep its meaning and every fact, name, number and date. Reply with the rewritten text only."
+
+    static func messages(text: String, tone: Tone, audience: Audience, instructions: String?, languageName: String) -> [ChatMessage] {
+        var user = "Rewrite this text for \(describe(audience))."
+        if languageName != "English" { user += " Write in \(languageName)." }
+        if let i = instructions?.trimmingCharacters(in: .whitespacesAndNewlines), !i.isEmpty { user += " \(i)" }
+        user += "\n\nText:\n\(text)\n\nTone: \(describe(tone))"
+        return [ChatMessage(.system, system), ChatMessage(.user, user)]
+    }
+
+    static func describe(_ tone: Tone) -> String {
+        switch tone {
+        case .formal: return "formal. Polite and professional, complete sentences, no contractions or slang."
+        case .casual: return "casual. Friendly and relaxed, simple words, contractions are fine."
+        case .empathetic: return "empathetic. Warm and understanding, acknowledge how the reader may feel."
+        case .direct: return "direct. Short and clear, the main point first, no filler."
+        case .diplomatic: return "diplomatic. Tactful and constructive, soften bad news, stay positive."
+        }
+    }
+
+    static func describe(_ audience: Audience) -> String {
+        switch audience {
+        case .executive: return "an executive (brief, outcomes and decisions first)"
+        case .peer: return "a colleague"
+        case .client: return "a client (courteous, no internal jargon)"
+        case .team: return "the whole team"
+        case .public: return "the general public (plain language, no internal details)"
+        }
+    }
+
+    /// The user turn that asks for a revision of the previous answer.
+    static func refinement(_ instruction: String) -> String {
+        let i = instruction.trimmingCharacters(in: .whitespacesAndNewlines)
+        let known: [String: String] = [
+            "shorter": "Make it shorter. Keep every key fact.",
+            "longer": "Make it a little longer and more detailed, without adding new facts.",
+            "warmer": "Make it warmer and friendlier.",
+            "friendlier": "Make it warmer and friendlier.",
+            "more formal": "Make it more formal.",
+            "less formal": "Make it more casual.",
+            "more casual": "Make it more casual.",
+            "simpler": "Use simpler words and shorter sentences.",
+            "clearer": "Make it clearer.",
+        ]
+        let ask = known[i.lowercased()] ?? "Revise it: \(i)"
+        return ask + " Reply with the revised text only."
+    }
+
+    /// The conversation that produced a variation: its tone's prompt, then for a
+    /// refinement every earlier answer and instruction.
+    static func conversation(for v: ComposeVariation, in entry: ComposeHistoryEntry) -> [ChatMessage] {
+        guard let parentId = v.parentId, let instruction = v.instruction,
+              let parent = entry.variations.first(where: { $0.id == parentId }) else {
+            return messages(text: entry.text.trimmingCharacters(in: .whitespacesAndNewlines), tone: v.tone, audience: v.audience,
+                            instructions: entry.instructions, languageName: Languages.name(entry.language))
+        }
+        return conversation(for: parent, in: entry) + [ChatMessage(.assistant, parent.text), ChatMessage(.user, refinement(instruction))]
+    }
+
+    /// The model's answer as a clean rewrite: no "Here is…:" preamble, no wrapping quotes.
+    static func clean(_ raw: String) -> String {
+        var t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let nl = t.firstIndex(of: "\n") {
+            let first = t[..<nl].lowercased()
+            if first.hasSuffix(":"), first.count < 80, ["here", "rewrit", "revis", "version", "tone"].contains(where: first.contains) {
+                t = t[t.index(after: nl)...].trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        for (open, close) in [("\"", "\""), ("\u{201C}", "\u{201D}")] where t.count > 2 && t.hasPrefix(open) && t.hasSuffix(close) {
+            let inner = t.dropFirst().dropLast()
+            if !inner.contains(Character(open)) { t = String(inner).trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        return t
+    }
+}

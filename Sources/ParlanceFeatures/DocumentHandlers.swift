@@ -1,0 +1,53 @@
+import JSONRPC
+import ParlanceDocuments
+import ParlanceHash
+import ParlanceProtocol
+
+/// `document/open|change|close|list`.
+public enum DocumentHandlers {
+    public static func open(_ p: DocumentOpen.Params, _ ctx: RequestContext) async throws -> DocumentInfo {
+        try await store(p, ctx, requireExisting: false)
+    }
+
+    public static func change(_ p: DocumentOpen.Params, _ ctx: RequestContext) async throws -> DocumentInfo {
+        try await store(p, ctx, requireExisting: true)
+    }
+
+    static func store(_ p: DocumentOpen.Params, _ ctx: RequestContext, requireExisting: Bool) async throws -> DocumentInfo {
+        let docs = ctx.services.documents
+        let previous = await docs.get(p.uri)
+        if requireExisting, previous == nil { throw ErrorMapping.notFound("document", p.uri) }
+        let transcript = try AnalysisInput.parse(p.text, format: p.format.flatMap { TranscriptFormat(rawValue: $0.rawValue) })
+        let language = p.language ?? LanguageDetector.detect(String(transcript.plainText.prefix(4000))).code
+        if LanguageSupport.resolve(language) == nil {
+            throw ErrorMapping.unsupportedLanguage(language, supported: LanguageSupport.supported)
+        }
+        // Token counts come from the model's tokenizer when a model is loaded.
+        var tokens: Int? = nil
+        if case .ready(let engine) = ctx.services.models.current { tokens = engine.countTokens(transcript.plainText) }
+        let doc = OpenDocument(uri: p.uri, version: (previous?.version ?? 0) + 1, text: p.text, transcript: transcript,
+                               contentHash: SHA256.hex(p.text), language: language, tokenCount: tokens)
+        try await docs.put(doc)
+        return info(doc)
+    }
+
+    public static func close(_ p: DocumentClose.Params, _ ctx: RequestContext) async throws -> Empty {
+        guard await ctx.services.documents.remove(p.uri) else { throw ErrorMapping.notFound("document", p.uri) }
+        return Empty()
+    }
+
+    public static func list(_ p: Empty, _ ctx: RequestContext) async throws -> DocumentList.Result {
+        .init(documents: await ctx.services.documents.all.map(info))
+    }
+
+    static func info(_ d: OpenDocument) -> DocumentInfo {
+        let segs = d.transcript.segments
+        var speakers: [String] = []
+        for s in segs { if let sp = s.speaker, !speakers.contains(sp) { speakers.append(sp) } }
+        return DocumentInfo(
+            uri: d.uri, version: d.version, format: DocumentFormat(rawValue: d.transcript.format.rawValue) ?? .text,
+            segments: segs.count, durationSeconds: segs.compactMap(\.end).max(), speakers: speakers, tokens: d.tokenCount,
+            bytes: d.text.utf8.count, language: d.language ?? "en", contentHash: d.contentHash,
+            warnings: d.transcript.warnings.map { ParseWarningInfo(line: $0.line, message: $0.message) })
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import ParlanceClient
+import ParlanceEngine
+import ParlanceJSON
+
+/// `make bench`: starts the real daemon over pipes and prints one JSON object with every
+/// figure, the same-build llama.cpp reference measured in this run, the ratios, and which
+/// targets hold. Same model, threads and context for every figure.
+var args = Array(CommandLine.arguments.dropFirst())
+var daemonPath = ".build/release/parlance"
+var threads = 2
+while !args.isEmpty {
+    let a = args.removeFirst()
+    if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
+    else if a == "--threads", !args.isEmpty { threads = Int(args.removeFirst()) ?? 2 }
+}
+let env = ProcessInfo.processInfo.environment
+guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
+    FileHandle.standardError.write(Data("parlance-bench: set PARLANCE_DEFAULT_MODEL (make bench does)\n".utf8))
+    exit(2)
+}
+let contextSize = 4096
+func log(_ s: String) { FileHandle.standardError.write(Data("bench: \(s)\n".utf8)) }
+func round2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
+
+log("reference: llama.cpp through the shim (pp512, tg128, \(threads) threads)")
+let reference = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize)
+
+let d = try DaemonProcess(args: ["--model", modelPath, "--threads", String(threads), "--ctx", String(contextSize)], binary: daemonPath)
+_ = d.initialize()
+
+/// A unique filler text of about n tokens (unique so nothing is cached).
+func filler(_ words: Int, salt: String) -> String {
+    let vocab = ["river", "market", "engine", "garden", "signal", "harbor", "ledger", "canvas", "meadow", "orbit", "lantern", "quarry",
+                 "thunder", "velvet", "cobalt", "summit", "timber", "crystal", "falcon", "mosaic"]
+    var g = SystemRandomNumberGenerator()
+    return salt + " " + (0..<words).map { _ in vocab.randomElement(using: &g)! }.joined(separator: " ")
+}
+
+func session(_ instructions: String = "You are a storyteller.") -> String {
+    d.call("session/create", ["instructions": .string(instructions)]).result?["sessionId"]?.stringValue ?? ""
+}
+
+func respond(_ sid: String, _ prompt: String, maxTokens: Int, token: String? = nil) -> JSONValue {
+    let options: JSONValue = ["maxTokens": .int(maxTokens), "temperature": 0.8, "seed": 7]
+    var p = JSONObject([("sessionId", .string(sid)), ("prompt", .string(prompt)), ("options", options)])
+    if let token { p["workDoneToken"] = .string(token) }
+    return d.call("session/respond", .object(p))
+}
+
+func decodeRate(_ usage: JSONValue?) -> Double {
+    guard let u = usage, let g = u["generatedTokens"]?.doubleValue, let t = u["totalMs"]?.doubleValue, let f = u["firstTokenMs"]?.doubleValue, t > f, g > 1 else { return 0 }
+    return (g - 1) / ((t - f) / 1000)
+}
+
+// One-stream decode.
+log("one-stream decode")
+var single: [Double] = []
+for i in 0..<3 {
+    let r = respond(session(), "Tell a long story about a lighthouse keeper, part \(i).", maxTokens: 128)
+    single.append(decodeRate(r.result?["usage"]))
+}
+let oneStream = single.max() ?? 0
+
+// Prompt throughput and TTFT on a cold ~1000-token prompt.
+log("prompt throughput")
+var promptRate = 0.0, ttft = 0.0
+for i in 0..<2 {
+    let r = respond(session(), filler(900, salt: "run \(i) \(UUID())") + "\nSummarize.", maxTokens: 1)
+    if let u = r.result?["usage"], let p = u["promptTokens"]?.doubleValue, let c = u["cachedPromptTokens"]?.doubleValue, let f = u["firstTokenMs"]?.doubleValue {
+        promptRate = max(promptRate, (p - c) / (f / 1000))
+        ttft = f
+    }
+}
+
+// Concurrent streams.
+log("concurrent streams")
+var concurrency = JSONObject()
+var aggregate: [Int: Double] = [:]
+var spread4 = 0.0
+for n in [1, 2, 4, 8] {
+    let sids = (0..<n).map { _ in session() }
+    // Prewarm the shared prompt so every stream starts decoding together.
+    for s in sids { _ = d.call("session/prewarm", ["sessionId": .string(s)]) }
+    let ids = sids.enumerated().map { i, s in
+        d.start("session/respond", ["sessionId": .string(s), "prompt": .string("Tell a long story about a fox, version \(i)."),
+                                    "options": ["maxTokens": 96, "temperature": 0.8, "seed": .int(i)]])
+    }
+    let t0 = Date()
+    let results = ids.map { d.response($0) }
+    let wall = Date().timeIntervalSince(t0)
+    let rates = results.map { decodeRate($0?.result?["usage"]) }
+    let tokens = results.compactMap { $0?.result?["usage"]?["generatedTokens"]?.doubleValue }.reduce(0, +)
+    aggregate[n] = tokens / wall
+    let mean = rates.reduce(0, +) / Double(max(1, rates.count))
+    let spread = rates.map { abs($0 - mean) / max(mean, 1e-9) }.max() ?? 0
+    if n == 4 { spread4 = spread }
+    concurrency["\(n)"] = ["aggregateTokPerSec": round2(tokens / wall), "perStreamTokPerSec": .array(rates.map(round2)), "maxDeviationFromMean": round2(spread)]
+}
+
+// Second question on the same ~2,000-token document.
+log("document prefix reuse")
+let document = filler(1700, salt: "document \(UUID())")
+let instructions = "Answer questions about the document."
+func ask(_ q: String) -> JSONValue? {
+    respond(session(instructions), "Document:\n\(document)\n\nQuestion: \(q)", maxTokens: 8).result?["usage"]
+}
+let first = ask("Which word appears most?")
+let second = ask("Is the word river in it?")
+let ttft1 = first?["firstTokenMs"]?.doubleValue ?? 0
+let ttft2 = second?["firstTokenMs"]?.doubleValue ?? 0
+let evaluated2 = (second?["promptTokens"]?.intValue ?? 0) - (second?["cachedPromptTokens"]?.intValue ?? 0)
+
+// Cold 2,000-token prompt: progress cadence and cancel latency.
+log("cancel a cold prompt")
+let coldSession = session()
+let cancelID = d.start("session/respond", ["sessionId": .string(coldSession), "prompt": .string(filler(1800, salt: "cold \(UUID())")),
+                                          "workDoneToken": "cold", "options": ["maxTokens": 4]])
+var reports: [Date] = []
+let coldStart = Date()
+while Date().timeIntervalSince(coldStart) < 30 {
+    if d.waitFor(timeout: 5, { $0["method"] == "$/progress" && $0["params"]?["token"] == "cold" && $0["params"]?["value"]?["phase"] == "prompt" }) != nil {
+        reports.append(Date())
+        if reports.count == 3 { break }
+    } else { break }
+}
+let cancelSent = Date()
+d.notify("$/cancelRequest", ["id": .int(cancelID)])
+let cancelled = d.response(cancelID, timeout: 10)
+let cancelLatency = Date().timeIntervalSince(cancelSent)
+let progressGaps = zip(reports.dropFirst(), reports).map { $0.timeIntervalSince($1) }
+let coldCancelledOK = cancelled?.errorCode == -32800
+
+// No-model round trips, pipelined.
+log("round trips")
+let n = 20_000
+d.discardMessages()
+let before = d.receivedCount
+let rtStart = Date()
+for _ in 0..<n { d.start("model/status") }
+_ = d.waitForReceived(before + n, timeout: 120)
+let roundTrips = Double(d.receivedCount - before) / Date().timeIntervalSince(rtStart)
+d.discardMessages()
+
+let rss = d.peakRSS ?? 0
+let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
+_ = d.call("shutdown")
+d.notify("exit")
+
+let oneRatio = oneStream / reference.decodeTokensPerSecond
+let ppRatio = promptRate / reference.promptTokensPerSecond
+let agg4 = (aggregate[4] ?? 0) / max(aggregate[1] ?? 1, 1e-9)
+let out: JSONValue = [
+    "model": .string((modelPath as NSString).lastPathComponent), "threads": .int(threads), "contextSize": .int(contextSize),
+    "reference": ["promptTokPerSec": round2(reference.promptTokensPerSecond), "decodeTokPerSec": round2(reference.decodeTokensPerSecond)],
+    "decodeTokPerSec": round2(oneStream), "decodeVsReference": round2(oneRatio),
+    "promptTokPerSec": round2(promptRate), "promptVsReference": round2(ppRatio),
+    "timeToFirstTokenMs": round2(ttft),
+    "concurrency": .object(concurrency), "aggregate4vs1": round2(agg4),
+    "document": ["firstQuestionTtftMs": round2(ttft1), "secondQuestionTtftMs": round2(ttft2),
+                 "secondVsFirst": round2(ttft2 / max(ttft1, 1e-9)), "secondQuestionTokensEvaluated": .int(evaluated2)],
+    "coldPrompt": ["maxProgressGapSec": round2(progressGaps.max() ?? 0), "cancelLatencySec": round2(cancelLatency), "cancelAnswered32800": .bool(coldCancelledOK)],
+    "roundTripsPerSec": round2(roundTrips),
+    "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
+    "targets": [
+        "decode>=95%": .bool(oneRatio >= 0.95), "prompt>=90%": .bool(ppRatio >= 0.90),
+        "aggregate4>=1.15x": .bool(agg4 >= 1.15), "fairness4<=15%": .bool(spread4 <= 0.15),
+        "progressEvery<=2s": .bool((progressGaps.max() ?? 0) <= 2), "cancel<=0.5s": .bool(coldCancelledOK && cancelLatency <= 0.5),
+        "secondTtft<=10%": .bool(ttft2 <= 0.1 * ttft1), "roundTrips>=10000": .bool(roundTrips >= 10_000),
+        "rss<=model+150MB": .bool(rss <= modelBytes + 150 << 20),
+    ],
+]
+print(out.serialized(pretty: true))

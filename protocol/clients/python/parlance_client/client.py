@@ -1,0 +1,474 @@
+"""A small, dependency-free Parlance client: spawn ``parlance --stdio`` and talk JSON-RPC 2.0.
+
+Example::
+
+    from parlance_client import ParlanceClient
+
+    with ParlanceClient() as client:               # spawns `parlance --stdio`
+        client.initialize()
+        r = client.request(
+            "analysis/summarize", {"text": "Alice: we ship Friday. Bob: then QA starts today."},
+            on_progress=lambda v: print(v.get("delta", ""), end="", flush=True))
+        print(r["summary"])
+
+Threading model: one background thread reads the daemon's stdout, decodes frames and
+dispatches them; progress callbacks and notification handlers run on that thread (keep
+them short; never call :meth:`ParlanceClient.request` from inside one). Every public
+method may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+import queue
+import shutil
+import subprocess
+import threading
+from typing import IO, Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from .framing import Frame, FrameDecoder, Framing, encode
+
+JSON = Any
+RequestId = Union[int, str]
+ProgressCallback = Callable[[Dict[str, Any]], None]
+NotificationHandler = Callable[[str, Any], None]
+
+ERROR_NAMES: Dict[int, str] = {
+    -32700: "parseError",
+    -32600: "invalidRequest",
+    -32601: "methodNotFound",
+    -32602: "invalidParams",
+    -32603: "internalError",
+    -32002: "serverNotInitialized",
+    -32800: "requestCancelled",
+    -32001: "modelUnavailable",
+    -32010: "generationFailed",
+    -32004: "notFound",
+}
+"""Every error code Parlance answers, by name (see protocol/README.md, "Errors")."""
+
+
+class RPCError(Exception):
+    """An error response: ``code``, ``message`` and the optional ``data`` object.
+
+    ``name`` is the code's name (``"notFound"``…); ``kind`` is ``data["error"]`` when the
+    daemon sent one (``"exceededContextWindowSize"``, ``"tooLarge"``…), the field a program
+    should switch on.
+    """
+
+    def __init__(self, code: int, message: str, data: JSON = None, method: Optional[str] = None) -> None:
+        super().__init__(f"{code} {ERROR_NAMES.get(code, '?')}: {message}" + (f" ({method})" if method else ""))
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+
+    @property
+    def name(self) -> str:
+        return ERROR_NAMES.get(self.code, str(self.code))
+
+    @property
+    def kind(self) -> Optional[str]:
+        return self.data.get("error") if isinstance(self.data, dict) else None
+
+    @classmethod
+    def from_response(cls, response: Mapping[str, Any], method: Optional[str] = None) -> "RPCError":
+        e = response.get("error") or {}
+        return cls(int(e.get("code", 0)), str(e.get("message", "")), e.get("data"), method)
+
+
+class ConnectionClosed(ConnectionError):
+    """The daemon's output ended before the awaited response arrived."""
+
+
+def find_binary(binary: Optional[str] = None) -> str:
+    """The daemon to run: ``binary``, else ``$PARLANCE_BIN``, else ``parlance`` on PATH,
+    else ``.build/release/parlance`` above the current directory."""
+    if binary:
+        return binary
+    env = os.environ.get("PARLANCE_BIN")
+    if env:
+        return env
+    found = shutil.which("parlance")
+    if found:
+        return found
+    d = os.path.abspath(os.getcwd())
+    while True:
+        p = os.path.join(d, ".build", "release", "parlance")
+        if os.access(p, os.X_OK):
+            return p
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    raise FileNotFoundError("parlance not found: pass binary=, set PARLANCE_BIN or put parlance on PATH")
+
+
+class PendingRequest:
+    """A request in flight. Wait for it with :meth:`result`; cancel it with :meth:`cancel`.
+
+    ``progress`` collects every ``$/progress`` value for the request's work-done token, in
+    order; ``text`` is the concatenation of their ``delta`` fields (the streamed output).
+    """
+
+    def __init__(self, client: "ParlanceClient", id: RequestId, method: str, params: JSON,
+                 token: JSON, on_progress: Optional[ProgressCallback]) -> None:
+        self.client = client
+        self.id = id
+        self.method = method
+        self.params = params
+        self.token = token
+        self.on_progress = on_progress
+        self.progress: List[Dict[str, Any]] = []
+        self.response: Optional[Dict[str, Any]] = None
+        self.framing: Optional[Framing] = None
+        self._done = threading.Event()
+
+    @property
+    def text(self) -> str:
+        """Every streamed ``delta`` so far, joined."""
+        return "".join(v.get("delta") or "" for v in list(self.progress))
+
+    def done(self) -> bool:
+        """True once the response has arrived (or the connection closed)."""
+        return self._done.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The raw response object (``{"jsonrpc", "id", "result"|"error"}``).
+
+        Raises :class:`TimeoutError` after ``timeout`` seconds (default: the client's) and
+        :class:`ConnectionClosed` when the daemon exited without answering.
+        """
+        t = self.client.default_timeout if timeout is None else timeout
+        if not self._done.wait(t):
+            raise TimeoutError(f"no response to {self.method} (id {self.id!r}) within {t} s")
+        if self.response is None:
+            raise ConnectionClosed(f"the daemon closed its output before answering {self.method} (id {self.id!r})")
+        return self.response
+
+    def result(self, timeout: Optional[float] = None) -> JSON:
+        """The result, or raise :class:`RPCError` for an error response."""
+        r = self.wait(timeout)
+        if "error" in r:
+            raise RPCError.from_response(r, self.method)
+        return r.get("result")
+
+    def error(self, timeout: Optional[float] = None) -> Optional[RPCError]:
+        """The error response as an :class:`RPCError`, or None when the request succeeded."""
+        r = self.wait(timeout)
+        return RPCError.from_response(r, self.method) if "error" in r else None
+
+    def cancel(self) -> None:
+        """Send ``$/cancelRequest`` for this request. It still answers: ``-32800`` with
+        ``data.partial`` (the text generated so far), or its result if it already finished."""
+        self.client.cancel(self.id)
+
+    def _progress(self, value: Dict[str, Any]) -> None:
+        self.progress.append(value)
+        if self.on_progress is not None:
+            self.on_progress(value)
+
+    def _resolve(self, response: Optional[Dict[str, Any]], framing: Optional[Framing]) -> None:
+        self.response = response
+        self.framing = framing
+        self._done.set()
+
+
+class ParlanceClient:
+    """Spawns ``parlance --stdio`` and speaks JSON-RPC 2.0 to it.
+
+    :param binary: the daemon executable (default: :func:`find_binary`).
+    :param args: extra command-line flags, e.g. ``["--model", path, "--ctx", "2048"]``.
+    :param framing: how this client frames what it sends, ``"ndjson"`` (default) or ``"lsp"``.
+    :param env: extra environment variables for the daemon (merged over ``os.environ``).
+    :param stderr: where the daemon's log goes: a file object, ``subprocess.DEVNULL``, or
+        None to inherit this process's stderr.
+    :param default_timeout: seconds :meth:`request` waits for a response.
+    """
+
+    def __init__(self, binary: Optional[str] = None, args: Sequence[str] = (), *, framing: Framing = "ndjson",
+                 env: Optional[Mapping[str, str]] = None, stderr: Union[None, int, IO[Any]] = None,
+                 cwd: Optional[str] = None, default_timeout: float = 300.0) -> None:
+        if framing not in ("ndjson", "lsp"):
+            raise ValueError(f"framing must be 'ndjson' or 'lsp', got {framing!r}")
+        self.binary = find_binary(binary)
+        self.framing: Framing = framing
+        self.default_timeout = default_timeout
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.process = subprocess.Popen(
+            [self.binary, "--stdio", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=stderr, env=full_env, cwd=cwd, bufsize=0)
+        self._write_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _pending, _tokens
+        self._ids = itertools.count(1)
+        self._pending: Dict[RequestId, PendingRequest] = {}
+        self._tokens: Dict[Any, PendingRequest] = {}
+        self._handlers: List[NotificationHandler] = []
+        self._unmatched: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+        self._batches: "queue.Queue[List[Any]]" = queue.Queue()
+        self._closed = threading.Event()
+        #: Every notification received, as (method, params), most recent last.
+        self.notifications: Deque[tuple] = collections.deque(maxlen=10000)
+        #: The framing of every message received, in order.
+        self.received_framings: Deque[Framing] = collections.deque(maxlen=10000)
+        #: How many error responses of each code this client has received.
+        self.error_codes: "collections.Counter[int]" = collections.Counter()
+        #: Frames whose body was not valid JSON (should never happen).
+        self.undecodable: List[Frame] = []
+        #: Set by :meth:`initialize`.
+        self.server_info: Optional[Dict[str, Any]] = None
+        self.capabilities: Optional[Dict[str, Any]] = None
+        self.model: Optional[Dict[str, Any]] = None
+        self._reader = threading.Thread(target=self._read_loop, name="parlance-reader", daemon=True)
+        self._reader.start()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def initialize(self, client_name: str = "parlance-python", client_version: Optional[str] = None,
+                   send_initialized: bool = True, **params: Any) -> Dict[str, Any]:
+        """Send ``initialize`` (then the ``initialized`` notification) and return the result.
+
+        The result holds ``serverInfo``, ``capabilities`` (``methods``: every method this
+        daemon answers) and ``model`` (availability, as ``model/status`` reports it).
+        """
+        info: Dict[str, Any] = {"name": client_name}
+        if client_version:
+            info["version"] = client_version
+        p = {"processId": os.getpid(), "clientInfo": info, "capabilities": {"window": {"workDoneProgress": True}}}
+        p.update(params)
+        result = self.request("initialize", p)
+        self.server_info = result.get("serverInfo")
+        self.capabilities = result.get("capabilities")
+        self.model = result.get("model")
+        if send_initialized:
+            self.notify("initialized", {})
+        return result
+
+    @property
+    def methods(self) -> List[str]:
+        """The methods announced in ``initialize``'s capabilities (empty before it)."""
+        return list((self.capabilities or {}).get("methods", []))
+
+    def shutdown(self, timeout: Optional[float] = None) -> None:
+        """Send ``shutdown``: work in flight is cancelled; only ``exit`` is accepted after."""
+        self.request("shutdown", timeout=timeout)
+
+    def exit(self) -> None:
+        """Send the ``exit`` notification (exit code 0 after ``shutdown``, 1 without)."""
+        self.notify("exit")
+
+    def close_input(self) -> None:
+        """Close the daemon's stdin; it cancels outstanding work and exits with code 0."""
+        with self._write_lock:
+            try:
+                if self.process.stdin and not self.process.stdin.closed:
+                    self.process.stdin.close()
+            except OSError:
+                pass
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        """Wait for the daemon to exit and return its exit code."""
+        code = self.process.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def close(self, timeout: float = 10.0) -> int:
+        """Stop the daemon: ``shutdown`` + ``exit`` when it is still serving, then close
+        stdin; kill it if it has not exited within ``timeout``. Returns the exit code."""
+        if self.process.poll() is None and not self._closed.is_set():
+            try:
+                self.shutdown(timeout=timeout)
+                self.exit()
+            except (RPCError, OSError, TimeoutError, ConnectionError):
+                pass
+        self.close_input()
+        try:
+            return self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.wait(timeout)
+
+    def __enter__(self) -> "ParlanceClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        """True while the daemon process is alive."""
+        return self.process.poll() is None
+
+    # -- messages --------------------------------------------------------------------
+
+    def next_id(self) -> int:
+        """A fresh integer request id."""
+        return next(self._ids)
+
+    def start(self, method: str, params: Optional[Mapping[str, Any]] = None, *,
+              on_progress: Optional[ProgressCallback] = None, progress: bool = False,
+              id: Optional[RequestId] = None, framing: Optional[Framing] = None) -> PendingRequest:
+        """Send a request and return at once with a :class:`PendingRequest`.
+
+        With ``on_progress`` (or ``progress=True``) the request gets a work-done token
+        (``params["workDoneToken"]``, unless the params already carry one), and every
+        ``$/progress`` for it is recorded in ``PendingRequest.progress`` and passed to
+        ``on_progress`` — ``begin``, then ``report`` values (``phase``, ``delta``,
+        ``partial``, ``percentage``…), then ``end``.
+        """
+        rid: RequestId = self.next_id() if id is None else id
+        p: Optional[Dict[str, Any]] = dict(params) if params is not None else None
+        token = p.get("workDoneToken") if p else None
+        if token is None and (on_progress is not None or progress):
+            token = f"py-{rid}"
+            p = dict(p or {})
+            p["workDoneToken"] = token
+        pending = PendingRequest(self, rid, method, p, token, on_progress)
+        with self._lock:
+            self._pending[rid] = pending
+            if token is not None:
+                self._tokens[_key(token)] = pending
+        msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if p is not None:
+            msg["params"] = p
+        try:
+            self.send(msg, framing=framing)
+        except OSError:
+            with self._lock:
+                self._pending.pop(rid, None)
+            raise
+        return pending
+
+    def request(self, method: str, params: Optional[Mapping[str, Any]] = None, *,
+                on_progress: Optional[ProgressCallback] = None, timeout: Optional[float] = None,
+                framing: Optional[Framing] = None) -> JSON:
+        """Send a request and wait for its result; raise :class:`RPCError` on an error response."""
+        return self.start(method, params, on_progress=on_progress, framing=framing).result(timeout)
+
+    def notify(self, method: str, params: Optional[Mapping[str, Any]] = None, *, framing: Optional[Framing] = None) -> None:
+        """Send a notification (no response)."""
+        msg: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        self.send(msg, framing=framing)
+
+    def cancel(self, id: Union[RequestId, PendingRequest]) -> None:
+        """Send ``$/cancelRequest`` for a request id (or a :class:`PendingRequest`)."""
+        rid = id.id if isinstance(id, PendingRequest) else id
+        self.notify("$/cancelRequest", {"id": rid})
+
+    def batch(self, messages: Iterable[Mapping[str, Any]], timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+        """Send a JSON-RPC batch (a JSON array) and wait for the array of responses.
+
+        Responses to a batch arrive together as one array (none at all when the batch
+        held only notifications: then this returns ``[]`` without waiting)."""
+        msgs = [dict(m) for m in messages]
+        self.send(msgs)
+        if all("id" not in m for m in msgs):
+            return []
+        t = self.default_timeout if timeout is None else timeout
+        try:
+            return self._batches.get(timeout=t)
+        except queue.Empty:
+            raise TimeoutError(f"no batch response within {t} s") from None
+
+    def send(self, message: Any, *, framing: Optional[Framing] = None) -> None:
+        """Send one message (a dict, or a list for a batch) in this client's framing."""
+        self.send_raw(encode(message, framing or self.framing))
+
+    def send_raw(self, data: bytes) -> None:
+        """Write raw bytes to the daemon's stdin (for testing framing and parse errors)."""
+        with self._write_lock:
+            stdin = self.process.stdin
+            if stdin is None or stdin.closed:
+                raise BrokenPipeError("the daemon's stdin is closed")
+            stdin.write(data)
+            stdin.flush()
+
+    def next_unmatched(self, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The next response whose id is null or unknown (e.g. ``-32700`` parse errors)."""
+        t = self.default_timeout if timeout is None else timeout
+        try:
+            return self._unmatched.get(timeout=t)
+        except queue.Empty:
+            raise TimeoutError(f"no unmatched response within {t} s") from None
+
+    def on_notification(self, handler: NotificationHandler) -> Callable[[], None]:
+        """Call ``handler(method, params)`` for every notification (progress included).
+        Returns a function that removes the handler."""
+        self._handlers.append(handler)
+        return lambda: self._handlers.remove(handler) if handler in self._handlers else None
+
+    # -- reader ----------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        decoder = FrameDecoder()
+        fd = self.process.stdout.fileno()  # type: ignore[union-attr]
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                decoder.push(chunk)
+                while True:
+                    f = decoder.next()
+                    if f is None:
+                        break
+                    self._dispatch(f)
+        finally:
+            self._closed.set()
+            with self._lock:
+                pending = list(self._pending.values())
+                self._pending.clear()
+                self._tokens.clear()
+            for p in pending:
+                p._resolve(None, None)
+
+    def _dispatch(self, f: Frame) -> None:
+        self.received_framings.append(f.framing)
+        if f.error is not None:
+            self.undecodable.append(f)
+            return
+        v = f.value
+        if isinstance(v, list):
+            for r in v:
+                if isinstance(r, dict) and isinstance(r.get("error"), dict):
+                    self.error_codes[r["error"].get("code")] += 1
+            self._batches.put(v)
+            return
+        if not isinstance(v, dict):
+            self.undecodable.append(f)
+            return
+        if "method" in v:
+            method, params = v["method"], v.get("params")
+            self.notifications.append((method, params))
+            if method == "$/progress" and isinstance(params, dict):
+                with self._lock:
+                    target = self._tokens.get(_key(params.get("token")))
+                if target is not None and isinstance(params.get("value"), dict):
+                    target._progress(params["value"])
+            for h in list(self._handlers):
+                h(method, params)
+            return
+        if isinstance(v.get("error"), dict):
+            self.error_codes[v["error"].get("code")] += 1
+        rid = v.get("id")
+        with self._lock:
+            pending = self._pending.pop(rid, None) if isinstance(rid, (int, str)) else None
+            if pending is not None and pending.token is not None:
+                self._tokens.pop(_key(pending.token), None)
+        if pending is None:
+            self._unmatched.put(v)
+        else:
+            pending._resolve(v, f.framing)
+
+
+def _key(token: Any) -> Any:
+    # 1 and "1" are different tokens; True is not an int token.
+    return (type(token).__name__, token)

@@ -1,0 +1,432 @@
+"""The conformance case table: one entry per method.
+
+A case prepares whatever state the method needs (a session, an open document, a stored
+composition) on the daemon it is given, and returns valid params. The runner
+(test_methods.py) checks those params against the spec's params schema, calls the
+method (with a work-done token when the method takes one), validates the result against
+the spec's result schema and every ``$/progress`` against the notification's schema, and
+then runs the case's ``check`` for what a schema cannot say.
+
+Adding a method to Parlance? Add a case here: ``test_every_capability_has_a_case`` fails,
+naming the method, until you do.
+
+``daemon`` says where the case runs:
+
+* ``"shared"``: the module's daemon (initialized);
+* ``"fresh"``: a new initialized daemon (for calls that end it, like ``shutdown``);
+* ``"uninitialized"``: a new daemon that has not seen ``initialize``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import support
+from parlance_client import ParlanceClient, RPCError
+
+Params = Dict[str, Any]
+
+
+class CaseContext:
+    """What a case may use: the daemon the call goes to, and helpers that prepare state."""
+
+    _uris = itertools.count(1)
+
+    def __init__(self, client: ParlanceClient, spec: Dict[str, Any], cache: Dict[str, Any]) -> None:
+        self.client = client
+        self.spec = spec
+        self.cache = cache  # shared across the cases of one module (same daemon)
+
+    # -- sessions ------------------------------------------------------------------
+    def session(self, **params: Any) -> str:
+        """A new session; params are session/create's."""
+        p = {"instructions": "You are terse. Answer in a few words."}
+        p.update(params)
+        return self.client.request("session/create", p)["sessionId"]
+
+    # -- documents -----------------------------------------------------------------
+    def new_uri(self, ext: str = "srt") -> str:
+        return f"file:///conformance/doc-{next(self._uris)}.{ext}"
+
+    def document(self, text: str = support.SAMPLE_SRT, ext: str = "srt") -> str:
+        """Opens a new document and returns its uri."""
+        uri = self.new_uri(ext)
+        self.client.request("document/open", {"uri": uri, "text": text})
+        return uri
+
+    def shared_document(self) -> str:
+        """One document opened once per module (analyses share its cached prompt prefix)."""
+        if "document" not in self.cache:
+            self.cache["document"] = self.document()
+        return self.cache["document"]
+
+    # -- compose -------------------------------------------------------------------
+    COMPOSE_TEXT = ("We have to move the launch to March because the battery tests failed twice. "
+                    "Marketing needs the new date by Friday.")
+
+    def compose(self, **params: Any) -> Dict[str, Any]:
+        """A cheap compose/variations call (one short variation)."""
+        p: Params = {"text": self.COMPOSE_TEXT, "tones": ["formal"], "audience": "team", "maxTokens": 48, "seed": 11}
+        p.update(params)
+        return self.client.request("compose/variations", p)
+
+    def composition(self) -> Dict[str, Any]:
+        """A stored composition, made once per module (until compose/history/clear)."""
+        if "composition" not in self.cache:
+            self.cache["composition"] = self.compose()
+        return self.cache["composition"]
+
+
+@dataclass
+class Case:
+    method: str
+    prepare: Callable[[CaseContext], Params]
+    daemon: str = "shared"
+    check: Optional[Callable[[Any, Params, CaseContext], None]] = None
+    #: Extra daemon flags for "fresh"/"uninitialized" cases.
+    args: List[str] = field(default_factory=list)
+
+
+CASES: Dict[str, Case] = {}
+
+
+def case(method: str, daemon: str = "shared", args: Optional[List[str]] = None) -> Callable[[Callable[[CaseContext], Params]], Callable[[CaseContext], Params]]:
+    def register(fn: Callable[[CaseContext], Params]) -> Callable[[CaseContext], Params]:
+        assert method not in CASES, f"two cases for {method}"
+        CASES[method] = Case(method, fn, daemon, None, args or [])
+        return fn
+    return register
+
+
+def check(method: str) -> Callable[[Callable[[Any, Params, CaseContext], None]], Callable[[Any, Params, CaseContext], None]]:
+    def register(fn: Callable[[Any, Params, CaseContext], None]) -> Callable[[Any, Params, CaseContext], None]:
+        CASES[method].check = fn
+        return fn
+    return register
+
+
+def apply_diff(original: str, hunks: List[Dict[str, Any]]) -> str:
+    """Applies compose's word-diff hunks (UTF-16 offsets), last first."""
+    units = original.encode("utf-16-le")
+    for h in sorted(hunks, key=lambda h: h["originalStart"], reverse=True):
+        units = units[: 2 * h["originalStart"]] + h["replacement"].encode("utf-16-le") + units[2 * h["originalEnd"]:]
+    return units.decode("utf-16-le")
+
+
+def check_variation(v: Dict[str, Any], original: str) -> None:
+    assert v["text"].strip(), "a variation's text is empty"
+    assert apply_diff(original, v["diff"]["hunks"]) == v["text"], "applying the diff's hunks to the selection must give the variation text"
+    for h in v["diff"]["hunks"]:
+        seg = original.encode("utf-16-le")[2 * h["originalStart"]: 2 * h["originalEnd"]].decode("utf-16-le")
+        assert seg == h["original"], f"hunk.original {h['original']!r} != selection[{h['originalStart']}:{h['originalEnd']}] {seg!r}"
+        rep = v["text"].encode("utf-16-le")[2 * h["replacementStart"]: 2 * h["replacementEnd"]].decode("utf-16-le")
+        assert rep == h["replacement"], f"hunk.replacement {h['replacement']!r} != variation[{h['replacementStart']}:{h['replacementEnd']}] {rep!r}"
+
+
+# == Lifecycle ========================================================================
+
+@case("initialize", daemon="uninitialized")
+def _(ctx: CaseContext) -> Params:
+    return {"processId": 4242, "clientInfo": {"name": "conformance", "version": "1"},
+            "capabilities": {"window": {"workDoneProgress": True}}}
+
+
+@check("initialize")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["serverInfo"]["name"] == "parlance"
+    caps = r["capabilities"]
+    for m in ("initialize", "shutdown", "rpc.discover", "model/status"):
+        assert m in caps["methods"], m
+    assert len(set(caps["methods"])) == len(caps["methods"]), "capabilities.methods has duplicates"
+    assert set(caps["framings"]) >= {"lsp", "ndjson"}
+    assert caps["workDoneProgress"] is True
+    for n in ("$/progress", "$/cancelRequest", "initialized", "exit"):
+        assert n in caps["notifications"], n
+    assert r["model"]["availability"] == "available", r["model"]
+
+
+@case("shutdown", daemon="fresh")
+def _(ctx: CaseContext) -> Params:
+    return {}
+
+
+@check("shutdown")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {}
+    ctx.client.exit()
+    assert ctx.client.wait(30) == 0, "exit after shutdown must exit with code 0"
+
+
+@case("rpc.discover")
+def _(ctx: CaseContext) -> Params:
+    return {}
+
+
+@check("rpc.discover")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == ctx.spec, "rpc.discover must answer the same document as parlance --print-spec"
+
+
+# == Model ============================================================================
+
+@case("model/status")
+def _(ctx: CaseContext) -> Params:
+    return {}
+
+
+@check("model/status")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["availability"] == "available"
+    assert len(r["model"]["sha256"]) == 64
+    assert r["engine"]["sequenceSlots"] >= 1
+
+
+# == Sessions =========================================================================
+
+@case("session/create")
+def _(ctx: CaseContext) -> Params:
+    return {"instructions": "You are terse.", "options": {"temperature": 0, "maxTokens": 16, "seed": 3}, "trimming": "dropOldest"}
+
+
+@check("session/create")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["sessionId"]
+    t = ctx.client.request("session/transcript", {"sessionId": r["sessionId"]})
+    assert t["instructions"] == p["instructions"] and t["turns"] == []
+
+
+@case("session/respond")
+def _(ctx: CaseContext) -> Params:
+    return {"sessionId": ctx.session(), "prompt": "Name one primary colour.", "options": {"maxTokens": 12, "temperature": 0}}
+
+
+@check("session/respond")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert isinstance(r["text"], str) and r["text"].strip()
+    assert "content" not in r or r["content"] is None
+    assert r["usage"]["generatedTokens"] <= 12
+    assert r["provenance"]["sampler"]["maxTokens"] == 12
+    t = ctx.client.request("session/transcript", {"sessionId": p["sessionId"]})
+    assert [x["role"] for x in t["turns"]] == ["user", "assistant"]
+    assert t["turns"][0]["content"] == p["prompt"] and t["turns"][1]["content"] == r["text"]
+
+
+@case("session/prewarm")
+def _(ctx: CaseContext) -> Params:
+    return {"sessionId": ctx.session(), "promptPrefix": "Tell me about"}
+
+
+@check("session/prewarm")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["usage"]["generatedTokens"] == 0
+
+
+@case("session/transcript")
+def _(ctx: CaseContext) -> Params:
+    return {"sessionId": ctx.session(instructions="Be brief.")}
+
+
+@check("session/transcript")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {"instructions": "Be brief.", "turns": [], "tokens": 0}
+
+
+@case("session/reset")
+def _(ctx: CaseContext) -> Params:
+    sid = ctx.session()
+    ctx.client.request("session/respond", {"sessionId": sid, "prompt": "Hi.", "options": {"maxTokens": 4}})
+    return {"sessionId": sid}
+
+
+@check("session/reset")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {}
+    t = ctx.client.request("session/transcript", p)
+    assert t["turns"] == [] and t["instructions"]
+
+
+@case("session/close")
+def _(ctx: CaseContext) -> Params:
+    return {"sessionId": ctx.session()}
+
+
+@check("session/close")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {}
+    e = support.expect_error(ctx.client, "session/transcript", p)
+    support.check_error(ctx.spec, e, -32004, "notFound")
+
+
+# == Documents ========================================================================
+
+@case("document/open")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.new_uri(), "text": support.SAMPLE_SRT, "format": "srt", "language": "en"}
+
+
+@check("document/open")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["uri"] == p["uri"] and r["version"] == 1 and r["format"] == "srt"
+    assert r["segments"] == 4
+    assert r["durationSeconds"] == 17
+    assert r["bytes"] == len(p["text"].encode("utf-8"))
+    assert len(r["contentHash"]) == 64
+    assert r["warnings"] == []
+
+
+@case("document/change")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.document(), "text": support.SAMPLE_VTT}
+
+
+@check("document/change")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["uri"] == p["uri"] and r["version"] == 2 and r["format"] == "vtt" and r["segments"] == 2
+
+
+@case("document/close")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.document()}
+
+
+@check("document/close")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {}
+    listed = [d["uri"] for d in ctx.client.request("document/list")["documents"]]
+    assert p["uri"] not in listed
+
+
+@case("document/list")
+def _(ctx: CaseContext) -> Params:
+    ctx.cache["listed"] = ctx.document()
+    return {}
+
+
+@check("document/list")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert ctx.cache["listed"] in [d["uri"] for d in r["documents"]]
+
+
+# == Analysis =========================================================================
+
+@case("analysis/summarize")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.shared_document(), "temperature": 0, "seed": 1}
+
+
+@check("analysis/summarize")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["cached"] is False and r["chunks"] == 1
+    again = ctx.client.request("analysis/summarize", p)
+    assert again["cached"] is True, "a repeated analysis is served from the cache"
+    assert again["summary"] == r["summary"]
+
+
+# The analysis methods below are announced by the analysis work; their params follow the
+# announced shapes (text | uri). A case for a method the daemon does not list is skipped.
+
+def _analysis(ctx: CaseContext) -> Params:
+    return {"uri": ctx.shared_document()}
+
+
+for _m in ("analysis/tags", "analysis/entities", "analysis/highlights", "analysis/content", "analysis/worthIt"):
+    case(_m)(_analysis)
+
+
+@case("analysis/compare")
+def _(ctx: CaseContext) -> Params:
+    return {"uris": [ctx.shared_document(), ctx.document(support.SAMPLE_VTT, "vtt")]}
+
+
+# == Ask ==============================================================================
+
+@case("ask/stream")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.shared_document(), "question": "When does the launch happen?"}
+
+
+# == Compose ==========================================================================
+
+@case("compose/variations")
+def _(ctx: CaseContext) -> Params:
+    return {"text": CaseContext.COMPOSE_TEXT, "tones": ["formal", "casual"], "audience": "team", "count": 2,
+            "instructions": "Keep it short.", "maxTokens": 48, "temperature": 0.7, "seed": 5}
+
+
+@check("compose/variations")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    vs = r["variations"]
+    assert [v["tone"] for v in vs] == ["formal", "casual"]
+    assert len({v["id"] for v in vs}) == 2
+    for v in vs:
+        assert v["id"].startswith(r["id"] + "."), f"variation id {v['id']} must start with the entry id {r['id']}"
+        assert v["audience"] == "team"
+        check_variation(v, p["text"])
+    assert r["stored"] is True
+    assert 1 <= len(r["analysis"]["keyPoints"]) <= 5
+
+
+@case("compose/refine")
+def _(ctx: CaseContext) -> Params:
+    return {"variationId": ctx.composition()["variations"][0]["id"], "instruction": "shorter", "maxTokens": 32, "seed": 2}
+
+
+@check("compose/refine")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    v = r["variation"]
+    assert v["parentId"] == p["variationId"]
+    assert v["instruction"] == p["instruction"]
+    assert r["id"] == ctx.composition()["id"]
+    check_variation(v, CaseContext.COMPOSE_TEXT)
+
+
+@case("compose/history/list")
+def _(ctx: CaseContext) -> Params:
+    ctx.composition()
+    return {"limit": 10, "offset": 0}
+
+
+@check("compose/history/list")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["enabled"] is True
+    assert ctx.composition()["id"] in [e["id"] for e in r["entries"]]
+    assert r["total"] >= len(r["entries"]) >= 1
+
+
+@case("compose/history/get")
+def _(ctx: CaseContext) -> Params:
+    return {"id": ctx.composition()["id"]}
+
+
+@check("compose/history/get")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["id"] == p["id"]
+    assert r["text"] == CaseContext.COMPOSE_TEXT
+    assert ctx.composition()["variations"][0]["id"] in [v["id"] for v in r["variations"]]
+
+
+@case("compose/history/delete")
+def _(ctx: CaseContext) -> Params:
+    return {"id": ctx.compose(seed=99)["id"]}
+
+
+@check("compose/history/delete")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {}
+    e = support.expect_error(ctx.client, "compose/history/get", p)
+    support.check_error(ctx.spec, e, -32004, "notFound")
+
+
+@case("compose/history/clear")
+def _(ctx: CaseContext) -> Params:
+    ctx.composition()
+    return {}
+
+
+@check("compose/history/clear")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["deleted"] >= 1
+    ctx.cache.pop("composition", None)
+    assert ctx.client.request("compose/history/list", {})["total"] == 0
