@@ -1,4 +1,6 @@
+#if canImport(ParlanceJSON)
 import ParlanceJSON
+#endif
 
 /// A JSON-RPC error code. Open struct (not an enum) so protocol layers can add codes.
 public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {

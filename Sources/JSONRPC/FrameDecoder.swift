@@ -135,11 +135,12 @@ public struct FrameDecoder: Sendable {
             }
             return nil
         }
-        let header = String(decoding: buf[pos..<headerEnd], as: UTF8.self)
         let headerStart = pos
         var length: Int? = nil
-        for rawLine in header.split(separator: "\n", omittingEmptySubsequences: true) {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+        // Split on bytes: in Swift "\r\n" is a single Character.
+        for rawLine in buf[pos..<headerEnd].split(separator: 0x0A, omittingEmptySubsequences: true) {
+            let bytes = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
+            let line = Substring(String(decoding: bytes, as: UTF8.self))
             guard let colon = line.firstIndex(of: ":") else {
                 pos = bodyStart
                 return .error(FramingError(kind: .badHeader, message: "invalid header line '\(line.prefix(80))': expected 'Name: value'"), .lsp)

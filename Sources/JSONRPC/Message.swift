@@ -1,4 +1,6 @@
+#if canImport(ParlanceJSON)
 import ParlanceJSON
+#endif
 
 /// A request id: JSON-RPC allows numbers and strings.
 public enum RequestID: Hashable, Sendable, CustomStringConvertible {

@@ -92,6 +92,10 @@ public enum Chunker {
             let start = i
             func measure(_ end: Int) -> (String, Int) {
                 let text = texts[start..<end].joined(separator: separator)
+                if separator.isEmpty {  // sentence pieces carry their own spacing
+                    let t = Sentences.trimmed(text)
+                    return (t, tokenCount(t))
+                }
                 return (text, end - start == 1 ? counts[start] : tokenCount(text))
             }
             var j = i
@@ -153,9 +157,9 @@ public enum Chunker {
         let units = level == 0 ? Sentences.split(text) : Sentences.words(text)
         if units.count <= 1, level == 1 { return splitCharacters(units.first ?? text, budget: budget, tokenCount: tokenCount) }
         var out: [(String, Int)] = []
-        for run in runs(units, separator: " ", budget: budget, tokenCount: tokenCount) {
+        for run in runs(units, separator: level == 0 ? "" : " ", budget: budget, tokenCount: tokenCount) {
             switch run {
-            case .fits(_, let t, let n): out.append((t, n))
+            case .fits(_, let t, let n): if !t.isEmpty { out.append((t, n)) }
             case .oversized(let k): out += split(units[k], level: level + 1, budget: budget, tokenCount: tokenCount)
             }
         }

@@ -50,15 +50,15 @@ enum PlainTextParser {
         var size = 0
         for sentence in Sentences.split(text) {
             let n = sentence.unicodeScalars.count
-            if size > 0, size + 1 + n > targetGroupScalars {
-                groups.append(current)
+            if size > 0, size + n > targetGroupScalars {
+                groups.append(Sentences.trimmed(current))
                 current = ""
                 size = 0
             }
-            current += size == 0 ? sentence : " " + sentence
-            size += (size == 0 ? 0 : 1) + n
+            current += sentence
+            size += n
         }
-        if size > 0 { groups.append(current) }
-        return groups
+        if size > 0 { groups.append(Sentences.trimmed(current)) }
+        return groups.filter { !$0.isEmpty }
     }
 }

@@ -6,20 +6,16 @@ enum Sentences {
         "sept", "oct", "nov", "dec", "gen", "gov", "sen", "rep", "capt", "lt", "col", "sgt", "u.s", "u.k",
     ]
 
-    /// Splits text into sentences (terminators kept, whitespace collapsed). Breaks after `.`,
-    /// `!`, `?` or `…` (plus closing quotes/brackets) followed by whitespace, except after
-    /// common abbreviations and single-letter initials, and right after CJK full stops.
+    /// Splits text into sentences that tile it exactly: joining the pieces with "" gives the
+    /// text back, and each piece keeps the whitespace that follows it. Breaks after `.`, `!`,
+    /// `?` or `…` (plus closing quotes/brackets) followed by whitespace, except after common
+    /// abbreviations and single-letter initials, and right after CJK full stops.
     static func split(_ text: String) -> [String] {
         let b = Array(text.utf8)
         var out: [String] = []
         var start = 0
         var i = 0
         let n = b.count
-        func emit(_ end: Int) {
-            let piece = CueText.collapse(CollectionOfOne(b[start..<end]))
-            if !piece.isEmpty { out.append(piece) }
-            start = end
-        }
         while i < n {
             let w = terminatorWidth(b, i)
             if w == 0 {
@@ -33,13 +29,33 @@ enum Sentences {
                 let c = closerWidth(b, j)
                 if t > 0 { j += t } else if c > 0 { j += c } else { break }
             }
-            if cjk || j == n || spaceWidth(b, j) > 0 {
-                if !(b[i] == UInt8(ascii: ".") && isAbbreviation(b, start: start, dot: i)) { emit(j) }
+            if j < n, cjk || spaceWidth(b, j) > 0, !(b[i] == UInt8(ascii: ".") && isAbbreviation(b, start: start, dot: i)) {
+                while j < n, spaceWidth(b, j) > 0 { j += spaceWidth(b, j) }
+                if j < n {
+                    out.append(String(decoding: b[start..<j], as: UTF8.self))
+                    start = j
+                }
             }
             i = j
         }
-        if start < n { emit(n) }
+        if start < n { out.append(String(decoding: b[start..<n], as: UTF8.self)) }
         return out
+    }
+
+    /// `s` without leading and trailing whitespace (ASCII and the Unicode spaces `collapse` knows).
+    static func trimmed(_ s: String) -> String {
+        let b = Array(s.utf8)
+        var lo = 0
+        while lo < b.count, spaceWidth(b, lo) > 0 { lo += spaceWidth(b, lo) }
+        var hi = b.count
+        while hi > lo {
+            // Step back over one whitespace character (1 to 3 bytes) if there is one.
+            var k = hi - 1
+            while k > lo, b[k] & 0xC0 == 0x80 { k -= 1 }
+            guard spaceWidth(b, k) == hi - k else { break }
+            hi = k
+        }
+        return lo == 0 && hi == b.count ? s : String(decoding: b[lo..<hi], as: UTF8.self)
     }
 
     /// Words: maximal runs of non-whitespace.

@@ -11,10 +11,57 @@ public struct AnalysisInput: Sendable {
     public var contentHash: String
     public var language: LanguageSupport.Resolution
     public var uri: String?
+    /// The transcript as prompt text: one `[id] SPEAKER: text` line per segment (the
+    /// speaker only where it changes), so the model can point at segments by id. Every
+    /// analysis of a document starts its prompt with this text: one shared KV prefix.
+    public let promptText: String
 
-    /// The transcript as prompt text: one line per segment, speaker-labelled.
-    public var promptText: String {
-        transcript.segments.map { s in s.speaker.map { "\($0): \(s.text)" } ?? s.text }.joined(separator: "\n")
+    public init(transcript: ParsedTranscript, contentHash: String, language: LanguageSupport.Resolution, uri: String?) {
+        self.transcript = transcript
+        self.contentHash = contentHash
+        self.language = language
+        self.uri = uri
+        promptText = AnalysisInput.render(transcript.segments)
+    }
+
+    /// Analyses that read the whole transcript refuse inputs above this many tokens (about
+    /// 15 hours of speech): ask/stream, which reads only retrieved segments, still works.
+    public static let maxTokens = 200_000
+
+    /// Segments as prompt lines: `[12] MAYA: text`, then `[13] text` while MAYA goes on.
+    public static func render(_ segments: some Sequence<Segment>) -> String {
+        var out = ""
+        var speaker: String? = nil
+        var first = true
+        for s in segments {
+            if !first { out += "\n" }
+            first = false
+            out += "[\(s.id)] "
+            if let sp = s.speaker, sp != speaker { out += sp + ": " }
+            speaker = s.speaker
+            out += s.text
+        }
+        return out
+    }
+
+    /// The segment with this id (ids are 1-based and in document order).
+    public func segment(_ id: Int) -> Segment? {
+        let segs = transcript.segments
+        if id >= 1, id <= segs.count, segs[id - 1].id == id { return segs[id - 1] }
+        return segs.first { $0.id == id }
+    }
+
+    /// The transcript's token count; throws `inputTooLong` above `maxTokens`.
+    public func checkedTokenCount(_ engine: Engine, path: String) throws -> Int {
+        // A cheap bound first, so a huge text is refused without tokenizing all of it.
+        let bytes = promptText.utf8.count
+        let n = bytes > AnalysisInput.maxTokens * 12 ? bytes / 4 : engine.countTokens(promptText)
+        if n > AnalysisInput.maxTokens {
+            throw ResponseError.invalidParams(
+                "the transcript is about \(n) tokens; analyses that read the whole transcript accept at most \(AnalysisInput.maxTokens) (ask/stream reads only the relevant segments)",
+                data: ["path": .string(path), "keyword": "maxLength", "error": "inputTooLong", "tokens": .int(n), "limit": .int(AnalysisInput.maxTokens)])
+        }
+        return n
     }
 
     public var languageName: String { Languages.name(language.language) }
@@ -27,11 +74,11 @@ public struct AnalysisInput: Sendable {
             throw ResponseError.invalidParams("give either 'text' or 'uri', not both", data: ["path": "(root)", "keyword": "oneOf"])
         case (let text?, nil):
             let parsed = try parse(text)
-            return try AnalysisInput(transcript: parsed, contentHash: SHA256Hex.of(text), language: resolveLanguage(language, parsed), uri: nil)
+            return AnalysisInput(transcript: parsed, contentHash: SHA256Hex.of(text), language: try resolveLanguage(language, parsed), uri: nil)
         case (nil, let uri?):
             guard let doc = await services.documents.get(uri) else { throw ErrorMapping.notFound("document", uri) }
-            return try AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
-                                     language: resolveLanguage(language ?? doc.language, doc.transcript), uri: uri)
+            return AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
+                                 language: try resolveLanguage(language ?? doc.language, doc.transcript), uri: uri)
         }
     }
 

@@ -39,7 +39,7 @@ public enum Compose {
         let entryId = ComposeHistory.newEntryId()
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
         let baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens),
-                                          defaultTemperature: 0.7)
+                                          defaultTemperature: 0.4)
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 
@@ -108,13 +108,13 @@ public enum Compose {
         } else {
             prompt = engine.prompt.tokens(for: messages)
         }
-        let maxTokens = p.maxTokens ?? min(1024, max(96, 2 * engine.countTokens(parent.text) + 32))
+        let maxTokens = p.maxTokens ?? min(1024, max(64, engine.countTokens(parent.text) * 3 / 2 + 32))
         guard prompt.count + maxTokens <= engine.info.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
         guard let id = await store.nextVariationId(entry.id) else { throw ErrorMapping.notFound("variation", p.variationId) }
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens),
-                                      defaultTemperature: 0.7)
+                                      defaultTemperature: 0.4)
         let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)
         var v = finish(id: id, tone: parent.tone, audience: parent.audience, raw: out, original: entry.text,
                        keyPoints: entry.analysis.keyPoints, seed: options.seed)
@@ -158,7 +158,7 @@ public enum Compose {
         if let requested {
             maxTokens = requested
         } else {
-            maxTokens = min(1024, max(96, 2 * engine.countTokens(selection) + 32))
+            maxTokens = min(1024, max(64, engine.countTokens(selection) * 3 / 2 + 32))
             let tails = prompts.map { $0.count - shared }.max() ?? 0
             let perVariation = (context - shared) / max(1, prompts.count) - tails
             if perVariation >= 64 { maxTokens = min(maxTokens, perVariation) }

@@ -10,7 +10,7 @@ enum ComposePrompt {
     static let system = "You rewrite text. Keep its meaning and every fact, name, number and date. Reply with the rewritten text only."
 
     static func messages(text: String, tone: Tone, audience: Audience, instructions: String?, languageName: String) -> [ChatMessage] {
-        var user = "Rewrite this text for \(describe(audience))."
+        var user = "Rewrite the text below for \(describe(audience)), in the tone given after it. Keep every fact; add nothing."
         if languageName != "English" { user += " Write in \(languageName)." }
         if let i = instructions?.trimmingCharacters(in: .whitespacesAndNewlines), !i.isEmpty { user += " \(i)" }
         user += "\n\nText:\n\(text)\n\nTone: \(describe(tone))"
@@ -66,19 +66,30 @@ enum ComposePrompt {
         return conversation(for: parent, in: entry) + [ChatMessage(.assistant, parent.text), ChatMessage(.user, refinement(instruction))]
     }
 
-    /// The model's answer as a clean rewrite: no "Here is…:" preamble, no wrapping quotes.
+    /// The model's answer as a clean rewrite: no "Here is…:" preamble, no echo of the
+    /// prompt's labels or commentary after it, no wrapping quotes. (The small default
+    /// model often writes "Tone: …" or "Rewritten text:" after its answer.)
     static func clean(_ raw: String) -> String {
-        var t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let nl = t.firstIndex(of: "\n") {
-            let first = t[..<nl].lowercased()
-            if first.hasSuffix(":"), first.count < 80, ["here", "rewrit", "revis", "version", "tone"].contains(where: first.contains) {
-                t = t[t.index(after: nl)...].trimmingCharacters(in: .whitespacesAndNewlines)
-            }
+        var lines = raw.trimmingCharacters(in: .whitespacesAndNewlines).components(separatedBy: "\n")
+        if let first = lines.first?.lowercased(), lines.count > 1, first.hasSuffix(":"), first.count < 80,
+           ["here", "rewrit", "revis", "version", "tone", "text"].contains(where: first.contains) {
+            lines.removeFirst()
         }
+        var kept: [String] = []
+        for line in lines {
+            let l = line.trimmingCharacters(in: .whitespaces).lowercased()
+            let hasContent = kept.contains { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            if hasContent, echoMarkers.contains(where: l.hasPrefix) { break }
+            kept.append(line)
+        }
+        var t = kept.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         for (open, close) in [("\"", "\""), ("\u{201C}", "\u{201D}")] where t.count > 2 && t.hasPrefix(open) && t.hasSuffix(close) {
             let inner = t.dropFirst().dropLast()
             if !inner.contains(Character(open)) { t = String(inner).trimmingCharacters(in: .whitespacesAndNewlines) }
         }
         return t
     }
+
+    static let echoMarkers = ["tone:", "text:", "rewrite", "rewritten", "this is a rewritten", "this rewritten", "i made changes",
+                              "i made the", "note:", "original:", "revised:", "explanation:", "changes made"]
 }

@@ -147,8 +147,8 @@ public enum ComposeVariations: RPCMethod {
             "count": SchemaHint(description: "How many variations (default: one per tone). More than the tones cycles through them with new seeds; fewer is an error.", minimum: 1, maximum: 8),
             "instructions": SchemaHint(description: "Extra instructions for every variation, e.g. \"mention the new date\".", maxLength: 1000),
             "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the text."),
-            "maxTokens": SchemaHint(description: "Upper bound on generated tokens per variation. Default: about twice the selection, at least 96.", minimum: 16, maximum: 2048),
-            "temperature": SchemaHint(description: "Default 0.7.", minimum: 0, maximum: 2),
+            "maxTokens": SchemaHint(description: "Upper bound on generated tokens per variation. Default: 1.5 x the selection + 32 tokens, at least 64, shrunk so all variations fit the context together.", minimum: 16, maximum: 2048),
+            "temperature": SchemaHint(description: "Default 0.4 (the small default model stays closer to the facts when cool).", minimum: 0, maximum: 2),
             "seed": SchemaHint(description: "Base seed (variation i uses seed + i). Same input and seed = same output; a new seed gives alternatives (redo).", minimum: 0, maximum: 4_294_967_295),
             "ephemeral": SchemaHint(description: "Do not store this composition in the history (it stays refinable until the daemon exits)."),
             "workDoneToken": SchemaHint(description: "$/progress reports: the analysis (part \"analysis\"), each variation's streamed deltas (part = variation id), then each finished variation (phase done, in `partial`)."),
@@ -202,7 +202,7 @@ public enum ComposeVariations: RPCMethod {
                           "seed": 42, "finishReason": "stop", "usage": ["promptTokens": 112, "cachedPromptTokens": 104, "generatedTokens": 27, "firstTokenMs": 31.5, "totalMs": 420.2]]],
           "audience": "team", "language": "en", "stored": true, "sharedPrefixTokens": 104,
           "usage": ["promptTokens": 328, "cachedPromptTokens": 208, "generatedTokens": 55, "firstTokenMs": 88.1, "totalMs": 980.4],
-          "provenance": ["modelSha256": "…", "templateSha256": "…", "sampler": ["temperature": 0.7, "topP": 0.95, "topK": 40, "minP": 0.05, "repeatPenalty": 1.1, "maxTokens": 96], "seed": 42]])
+          "provenance": ["modelSha256": "…", "templateSha256": "…", "sampler": ["temperature": 0.4, "topP": 0.95, "topK": 40, "minP": 0.05, "repeatPenalty": 1.1, "maxTokens": 96], "seed": 42]])
     }
 }
 

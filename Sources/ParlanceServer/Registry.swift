@@ -48,6 +48,15 @@ enum Registry {
 
         // Analysis
         r.on(Summarize.self, Summaries.summarize)
+        r.on(AnalyzeTags.self, Analyses.tags)
+        r.on(AnalyzeEntities.self, Entities.entities)
+        r.on(AnalyzeHighlights.self, Highlights.highlights)
+        r.on(AnalyzeContent.self, Analyses.content)
+        r.on(AnalyzeCompare.self, Compare.compare)
+        r.on(AnalyzeWorthIt.self, WorthIt.worthIt)
+
+        // Ask
+        r.on(AskStream.self, Ask.ask)
 
         // Compose
         r.on(ComposeVariations.self, Compose.variations)

@@ -50,6 +50,14 @@ final class ChunkerTests: XCTestCase {
         XCTAssertEqual(chunks[1...4].map(\.text).joined(separator: " "), big)
     }
 
+    func testCJKSentencesSplitWithoutInventedSpaces() {
+        let text = String(repeating: "我们讨论了这个会议。这个问题很重要！", count: 30)
+        let chunks = Chunker.chunk([Segment(id: 4, start: 1, end: 9, text: text)], budget: 50, tokenCount: { $0.count })
+        XCTAssertEqual(chunks.map(\.text).joined(), text)
+        XCTAssertTrue(chunks.allSatisfy { $0.tokenCount <= 50 && !$0.text.contains(" ") && $0.segmentIds == 4...4 })
+        XCTAssertEqual(chunks.first?.text.count, 46)  // sentences of 10 + 8 + 10 + 8 + 10 characters
+    }
+
     func testSentenceWithoutPunctuationSplitsOnWords() {
         let words = (1...200).map { "w\($0)" }
         let segs = [Segment(id: 9, start: 1, end: 2, text: words.joined(separator: " "))]

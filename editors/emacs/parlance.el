@@ -51,7 +51,7 @@
   :prefix "parlance-")
 
 (defcustom parlance-program (or (getenv "PARLANCE_BIN") "parlance")
-  "The Parlance daemon executable (a name on `exec-path' or a file)."
+  "The Parlance daemon executable: a file, or a name on the variable `exec-path'."
   :type 'string)
 
 (defcustom parlance-model nil
@@ -119,7 +119,7 @@ A string may name several tones separated by commas."
   "Show an error built from FORMAT-STRING and ARGS and remember it."
   (let ((msg (apply #'format format-string args)))
     (setq parlance-last-error msg)
-    (message "%s" (propertize (concat "parlance: " msg) 'face 'error))))
+    (message "%s" (propertize (concat "Parlance: " msg) 'face 'error))))
 
 (defun parlance--running-p ()
   "Non-nil when the daemon is running."
@@ -173,7 +173,7 @@ A string may name several tones separated by commas."
                          (mapc #'parlance--send queued))))
        :error-fn (lambda (err)
                    (when (eq conn parlance--conn)
-                     (parlance--error "initialize failed: %s" (plist-get err :message))))))))
+                     (parlance--error "Initialize failed: %s" (plist-get err :message))))))))
 
 (defun parlance--on-exit (conn)
   "Handle the exit of CONN's daemon: fail queued work, restart, tell the user."
@@ -188,14 +188,14 @@ A string may name several tones separated by commas."
         (setq parlance--restarts
               (cl-remove-if (lambda (time) (> (- now time) 60)) parlance--restarts))
         (if (>= (length parlance--restarts) parlance-max-restarts)
-            (parlance--error "the daemon exited (status %s); not restarting it again \
+            (parlance--error "The daemon exited (status %s); not restarting it again \
 \(%d restarts in a minute): M-x parlance-restart" status (length parlance--restarts))
           (push now parlance--restarts)
-          (parlance--error "the daemon exited (status %s); restarting it" status)
+          (parlance--error "The daemon exited (status %s); restarting it" status)
           (run-at-time 0 nil (lambda ()
                                (condition-case err
                                    (parlance--start)
-                                 (error (parlance--error "restart failed: %s"
+                                 (error (parlance--error "Restart failed: %s"
                                                          (error-message-string err)))))))))))
 
 (defun parlance--on-notification (_conn method params)
@@ -280,12 +280,12 @@ Return the request, for `parlance--cancel'."
   (parlance-stop)
   (setq parlance--conn nil parlance--restarts nil)
   (parlance--start)
-  (message "parlance: daemon restarted"))
+  (message "Parlance: daemon restarted"))
 
 (defun parlance-status ()
   "Describe the daemon's state."
   (interactive)
-  (message "parlance: %s%s"
+  (message "Parlance: %s%s"
            (cond ((not (parlance--running-p)) "stopped")
                  (parlance--ready "ready")
                  (t "starting"))
@@ -363,7 +363,7 @@ Return the request, for `parlance--cancel'."
          (sessions (if here (list here) (mapcar #'cdr parlance--sessions)))
          (running (cl-remove-if #'parlance--session-done sessions)))
     (mapc (lambda (s) (parlance--cancel (parlance--session-req s))) running)
-    (message "parlance: %s" (if running "cancelling" "nothing to cancel"))))
+    (message "Parlance: %s" (if running "cancelling" "nothing to cancel"))))
 
 (defun parlance-quit ()
   "Cancel the request shown in this buffer, if running, and close the buffer."
@@ -385,7 +385,8 @@ Return the request, for `parlance--cancel'."
 (defun parlance--render (s lines-fn)
   "Redraw session S's buffer with LINES-FN, keeping point's line."
   (let ((buf (parlance--session-buffer s)))
-    (when (buffer-live-p buf)
+    ;; A replaced session (a new command of the same kind) no longer owns the buffer.
+    (when (and (buffer-live-p buf) (eq s (parlance--session (parlance--session-kind s))))
       (with-current-buffer buf
         (let ((inhibit-read-only t)
               (line (line-number-at-pos))
@@ -453,8 +454,8 @@ region with it;
 Interactively, the region (or the paragraph at point).  TONE is a tone
 name, or several separated by commas; with a prefix argument, ask for
 it; otherwise use `parlance-default-tone'.  The variants stream into
-*parlance variants*, where a number or RET replaces the text (one undo
-step) and C-g cancels."
+*parlance variants*, where a number or RET replaces the text (one
+undo step) and \\<parlance-variants-mode-map>\\[parlance-cancel] cancels."
   (interactive
    (append (parlance--region-or-paragraph)
            (list (and current-prefix-arg
@@ -514,10 +515,10 @@ Deltas are tagged with their variation's id in `part'; a report in phase
     (setf (parlance--session-variants s) (append (plist-get result :variations) nil)))
   (parlance--render s #'parlance--insert-variants)
   (let ((n (length (parlance--session-variants s))))
-    (cond ((and result (zerop n)) (parlance--error "the daemon returned no variants"))
-          (result (message "parlance: %d variant%s: 1-%d or RET replaces the text, q closes"
+    (cond ((and result (zerop n)) (parlance--error "The daemon returned no variants"))
+          (result (message "Parlance: %d variant%s: 1-%d or RET replaces the text, q closes"
                            n (if (= n 1) "" "s") n))
-          ((parlance--session-cancelled s) (message "parlance: rewrite cancelled")))))
+          ((parlance--session-cancelled s) (message "Parlance: rewrite cancelled")))))
 
 (defun parlance--variant-title (v)
   "A one-line description of variant V."
@@ -581,7 +582,8 @@ Interactively, the number typed, or the variant at point."
           (goto-char beg)
           (delete-region beg end)
           (insert text))
-        (undo-boundary))
+        (undo-boundary)
+        (deactivate-mark))
       (setq parlance--sessions (assq-delete-all 'variants parlance--sessions))
       (let ((buf (parlance--session-buffer s)))
         (when (buffer-live-p buf)
@@ -590,7 +592,7 @@ Interactively, the number typed, or the variant at point."
       (let ((win (get-buffer-window source)))
         (if win (select-window win) (switch-to-buffer source)))
       (goto-char beg)
-      (message "parlance: replaced with variant %d (undo restores the original)" n))))
+      (message "Parlance: replaced with variant %d (undo restores the original)" n))))
 
 (defun parlance-next-variant ()
   "Move to the next variant."
@@ -744,14 +746,27 @@ Interactively, the number typed, or the variant at point."
     (when (and citations (> (length citations) 0))
       (insert "\n" (propertize "Citations" 'face 'bold) "\n")
       (mapc (lambda (c)
-              (insert (format "  [%s–%s] %s\n" (plist-get c :start) (plist-get c :end)
-                              (replace-regexp-in-string "\n" " " (format "%s" (plist-get c :text))))))
+              (let ((start (plist-get c :start)))
+                (insert (format "  [%s] %s\n"
+                                (if (numberp start)
+                                    (concat (parlance--clock start) "–"
+                                            (parlance--clock (or (plist-get c :end) start)))
+                                  (format "segment %s" (plist-get c :segmentId)))
+                                (replace-regexp-in-string
+                                 "\n" " " (format "%s" (or (plist-get c :text) "")))))))
             citations))
-    (when (numberp confidence)
-      (insert (format "\nConfidence %.2f" confidence)))
+    (when confidence
+      (insert (if (numberp confidence)
+                  (format "\nConfidence %.2f" confidence)
+                (format "\nConfidence: %s" confidence))))
     (when (and related (> (length related) 0))
-      (insert (format "%sRelated: %s" (if (numberp confidence) " · " "\n")
+      (insert (format "%sRelated: %s" (if confidence " · " "\n")
                       (mapconcat (lambda (x) (format "%s" x)) related ", "))))))
+
+(defun parlance--clock (seconds)
+  "SECONDS as MM:SS."
+  (let ((s (truncate seconds)))
+    (format "%02d:%02d" (/ s 60) (% s 60))))
 
 (provide 'parlance)
 ;;; parlance.el ends here

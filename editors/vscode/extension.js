@@ -76,6 +76,11 @@ function oneLine(text, max = 80) {
   return flat.length > max ? `…${flat.slice(flat.length - max + 1)}` : flat;
 }
 
+function clock(seconds) {
+  const t = Math.floor(seconds);
+  return `${String(Math.floor(t / 60)).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}`;
+}
+
 function variantTitle(v, i) {
   const bits = [v.tone, v.audience].filter((x) => typeof x === 'string' && x);
   if (typeof v.formalityScore === 'number') bits.push(`formality ${v.formalityScore.toFixed(2)}`);
@@ -326,9 +331,11 @@ async function ask(question) {
         if (typeof result.answer === 'string') show(result.answer);
         output.appendLine('');
         for (const c of result.citations || []) {
-          output.appendLine(`  [${c.start}–${c.end}] ${String(c.text || '').replace(/\s+/g, ' ')}`);
+          const where = typeof c.start === 'number' ? `${clock(c.start)}–${clock(typeof c.end === 'number' ? c.end : c.start)}` : `segment ${c.segmentId}`;
+          output.appendLine(`  [${where}] ${String(c.text || '').replace(/\s+/g, ' ')}`);
         }
-        if (typeof result.confidence === 'number') output.appendLine(`  confidence ${result.confidence.toFixed(2)}`);
+        if (result.confidence !== undefined) output.appendLine(`  confidence: ${result.confidence}`);
+        if (Array.isArray(result.relatedTopics) && result.relatedTopics.length) output.appendLine(`  related: ${result.relatedTopics.join(', ')}`);
         return { status: 'done', result, answer: shown };
       } catch (err) {
         output.appendLine(isCancel(err) ? ' (cancelled)' : ` (failed: ${err.message})`);

@@ -21,6 +21,6 @@ echo "vscode: node $(node --version) — extension tests against $bin"
 start=$SECONDS
 status=0
 (cd "$here" && PARLANCE_CACHE_DIR=$work/cache PARLANCE_DATA_DIR=$work/data PARLANCE_BIN="$bin" \
-  timeout 900 node --test --test-reporter=spec test/extension.test.js) || status=$?
+  timeout 900 node --test --test-reporter=spec test/extension.test.js test/vsix.test.js) || status=$?
 echo "vscode: $([ $status -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $((SECONDS - start))s"
 exit $status

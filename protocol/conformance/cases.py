@@ -324,27 +324,77 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert again["summary"] == r["summary"]
 
 
-# The analysis methods below are announced by the analysis work; their params follow the
-# announced shapes (text | uri). A case for a method the daemon does not list is skipped.
-
 def _analysis(ctx: CaseContext) -> Params:
-    return {"uri": ctx.shared_document()}
+    return {"uri": ctx.shared_document(), "temperature": 0, "seed": 1}
 
 
-for _m in ("analysis/tags", "analysis/entities", "analysis/highlights", "analysis/content", "analysis/worthIt"):
+def _check_analysis(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["cached"] is False, "the first analysis of a document is not cached"
+    assert r["language"].startswith("en"), r["language"]
+    assert r["usage"]["generatedTokens"] > 0
+
+
+for _m in ("analysis/tags", "analysis/entities", "analysis/highlights", "analysis/content"):
     case(_m)(_analysis)
+    check(_m)(_check_analysis)
+
+
+@check("analysis/highlights")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    _check_analysis(r, p, ctx)
+    # Key moments carry times of real segments of the document.
+    starts = {1.0, 4.5, 9.5, 13.5}
+    for km in r["keyMoments"]:
+        if km.get("start") is not None:
+            assert km["start"] in starts, km
+
+
+@case("analysis/worthIt")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.shared_document(), "comments": ["Great episode, very clear.", "Too short for me."], "temperature": 0, "seed": 1}
+
+
+@check("analysis/worthIt")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    _check_analysis(r, p, ctx)
+    assert 0 <= r["score"] <= 100
 
 
 @case("analysis/compare")
 def _(ctx: CaseContext) -> Params:
-    return {"uris": [ctx.shared_document(), ctx.document(support.SAMPLE_VTT, "vtt")]}
+    return {"documents": [{"uri": ctx.shared_document(), "title": "Launch"},
+                          {"text": support.SAMPLE_VTT, "title": "Budget"}], "temperature": 0, "seed": 1}
+
+
+@check("analysis/compare")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["cached"] is False
 
 
 # == Ask ==============================================================================
 
 @case("ask/stream")
 def _(ctx: CaseContext) -> Params:
-    return {"uri": ctx.shared_document(), "question": "When does the launch happen?"}
+    return {"uri": ctx.shared_document(), "question": "Why does the launch move to March?", "maxTokens": 96, "seed": 1}
+
+
+@check("ask/stream")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["turn"] == 1 and r["sessionId"]
+    texts = {1: "Welcome back. Today we talk about the product launch.",
+             2: "The launch moves to March because the battery tests failed twice.",
+             3: "Then marketing needs the new date by Friday.",
+             4: "I will send it today, and QA starts the new battery tests on Monday."}
+    for c in r["citations"]:
+        assert c["segmentId"] in texts, c
+        assert c["text"] == texts[c["segmentId"]], "a citation quotes its segment verbatim"
+    assert set(r["retrieval"]["segmentsUsed"]) <= set(texts)
+    if r["found"]:
+        assert r["answer"].strip()
+    # A follow-up continues the conversation.
+    f = ctx.client.request("ask/stream", {"uri": p["uri"], "question": "And when do the new battery tests start?",
+                                          "sessionId": r["sessionId"], "maxTokens": 64})
+    assert f["turn"] == 2 and f["sessionId"] == r["sessionId"]
 
 
 # == Compose ==========================================================================

@@ -75,12 +75,18 @@ def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
         c.send(bad)
         r = c.next_unmatched(30)
         assert r["id"] == bad["id"] and r["error"]["code"] == -32600, r
-    for bad_id in ({"jsonrpc": "2.0", "id": None, "method": "model/status"}, {"jsonrpc": "2.0", "id": [1], "method": "model/status"},
-                   5, "text"):
-        c.send(bad_id)
+    # Bad ids, and JSON texts that are not objects. (A line must start with { or [ to be
+    # NDJSON, so scalars can only arrive LSP-framed.)
+    for bad_id, framing in (({"jsonrpc": "2.0", "id": None, "method": "model/status"}, "ndjson"),
+                            ({"jsonrpc": "2.0", "id": [1], "method": "model/status"}, "ndjson"),
+                            (5, "lsp"), ("text", "lsp")):
+        c.send(bad_id, framing=framing)  # type: ignore[arg-type]
         r = c.next_unmatched(30)
         assert r["id"] is None and r["error"]["code"] == -32600, r
-    # An empty batch.
+    # A batch element that is not a message; an empty batch.
+    rs = c.batch([1, {"jsonrpc": "2.0", "id": 9005}])
+    assert len(rs) == 2 and all(r["error"]["code"] == -32600 for r in rs), rs
+    assert sorted(str(r["id"]) for r in rs) == ["9005", "None"], rs
     c.send([])
     r = c.next_unmatched(30)
     assert r["id"] is None and r["error"]["code"] == -32600, r
@@ -262,8 +268,12 @@ def filler(name: str, schema: Dict[str, Any]) -> Any:
         return "x" * max(1, schema.get("minLength", 1))
     if t == "array":
         n = max(1, schema.get("minItems", 1))
-        item = MISSING if name in ("uris", "ids") else filler("", schema.get("items", {}))
-        return [item] * n
+        items = schema.get("items", {})
+        if name in ("uris", "ids"):
+            return [MISSING] * n
+        if "uri" in items.get("properties", {}):
+            return [{"uri": MISSING} for _ in range(n)]
+        return [filler("", items) for _ in range(n)]
     if t in ("integer", "number"):
         return schema.get("minimum", 1)
     if t == "boolean":
@@ -277,8 +287,8 @@ def missing_params(m: Dict[str, Any]) -> Dict[str, Any]:
     """Params that are valid per the schema but name an id that does not exist."""
     props = {p["name"]: p.get("schema", {}) for p in m["params"]}
     out = {p["name"]: filler(p["name"], p.get("schema", {})) for p in m["params"] if p.get("required")}
-    if not any(f in out for f in ID_FIELDS) and "uris" not in out:
-        for f in ID_FIELDS + ("uris",):
+    if not any(f in out for f in ID_FIELDS + ("uris", "documents")):
+        for f in ID_FIELDS + ("uris", "documents"):
             if f in props:
                 out[f] = filler(f, props[f])
                 break
@@ -287,6 +297,13 @@ def missing_params(m: Dict[str, Any]) -> Dict[str, Any]:
 
 # Combinations a spec entry lists that no request can produce; reported as skips.
 UNPROVOKABLE: Dict[tuple, str] = {}
+
+# Known disagreements between the spec and the daemon, reported to the lead; strict
+# xfails, so the entry must be removed once either side is fixed.
+KNOWN_MISMATCHES: Dict[tuple, str] = {
+    ("session/create", -32001): "session/create lists modelUnavailable but succeeds without a model "
+                                "(sessions need the model only at respond/prewarm)",
+}
 
 
 def provoke_model_unavailable(method: str, m: Dict[str, Any], d: ParlanceClient) -> Dict[str, Any]:
@@ -306,6 +323,13 @@ def provoke_model_unavailable(method: str, m: Dict[str, Any], d: ParlanceClient)
             d.request("document/open", {"uri": uri, "text": support.SAMPLE_SRT})
             uris.append(uri)
         p["uris"] = uris
+    if "documents" in p:
+        docs = []
+        for i in range(len(p["documents"])):
+            uri = f"file:///conformance/nomodel-{method.replace('/', '-')}-doc{i}.srt"
+            d.request("document/open", {"uri": uri, "text": support.SAMPLE_SRT})
+            docs.append({"uri": uri})
+        p["documents"] = docs
     if "variationId" in p or (method.startswith("compose/history/") and "id" in p):
         pytest.skip(f"{method} needs a stored composition, which needs a model")
     if "text" in {x["name"] for x in m["params"]} and "uri" not in p and "text" not in p:
@@ -337,9 +361,12 @@ def method_error_pairs() -> List[tuple]:
 
 
 @pytest.mark.parametrize("method,code", method_error_pairs())
-def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: ParlanceClient, spec: Dict[str, Any]) -> None:
+def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: ParlanceClient, spec: Dict[str, Any],
+                      request: pytest.FixtureRequest) -> None:
     if (method, code) in UNPROVOKABLE:
         pytest.skip(UNPROVOKABLE[(method, code)])
+    if (method, code) in KNOWN_MISMATCHES:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_MISMATCHES[(method, code)], strict=True))
     m = support.methods_of(spec)[method]
     if code == -32004:
         p = missing_params(m)

@@ -396,8 +396,11 @@ enddef
 
 def NewSession(kind: string): dict<any>
   var old = get(sessions, kind, {})
-  if has_key(old, 'req')
-    Cancel(old.req)
+  if !empty(old)
+    old.dismissed = true    # its window now belongs to the new session
+    if has_key(old, 'req')
+      Cancel(old.req)
+    endif
   endif
   var s: dict<any> = {kind: kind, done: false, cancelled: false, error: '', deltas: 0, phase: '', dismissed: false}
   sessions[kind] = s
@@ -838,6 +841,11 @@ def AskFailed(s: dict<any>, err: dict<any>)
   RenderAnswer(s)
 enddef
 
+def Clock(seconds: any): string
+  var t = float2nr(0.0 + seconds)
+  return printf('%02d:%02d', t / 60, t % 60)
+enddef
+
 def RenderAnswer(s: dict<any>)
   if s.dismissed || !bufexists(get(s, 'scratch', -1))
     return
@@ -851,14 +859,23 @@ def RenderAnswer(s: dict<any>)
   if type(cites) == v:t_list && !empty(cites)
     lines += ['', 'Citations:']
     for c in cites
-      var where = type(c) == v:t_dict ? printf('%s–%s', get(c, 'start', '?'), get(c, 'end', '?')) : ''
-      var quote = type(c) == v:t_dict && type(get(c, 'text', null)) == v:t_string ? c.text : string(c)
+      if type(c) != v:t_dict
+        continue
+      endif
+      var start = get(c, 'start', null)
+      var where = type(start) == v:t_number || type(start) == v:t_float
+        ? Clock(start) .. '–' .. Clock(get(c, 'end', start) ?? start)
+        : 'segment ' .. get(c, 'segmentId', '?')
+      var quote = type(get(c, 'text', null)) == v:t_string ? c.text : ''
       add(lines, '  [' .. where .. '] ' .. substitute(quote, '\n', ' ', 'g'))
     endfor
   endif
   var meta = []
-  if type(get(r, 'confidence', null)) == v:t_float || type(get(r, 'confidence', null)) == v:t_number
-    add(meta, printf('confidence %.2f', 0.0 + r.confidence))
+  var confidence = get(r, 'confidence', null)
+  if type(confidence) == v:t_string
+    add(meta, 'confidence: ' .. confidence)
+  elseif type(confidence) == v:t_float || type(confidence) == v:t_number
+    add(meta, printf('confidence %.2f', 0.0 + confidence))
   endif
   if type(get(r, 'relatedTopics', null)) == v:t_list && !empty(r.relatedTopics)
     add(meta, 'related: ' .. join(mapnew(r.relatedTopics, (_, t) => type(t) == v:t_string ? t : string(t)), ', '))

@@ -25,7 +25,7 @@ def Log(line: string)
   writefile(out, $PARLANCE_TEST_OUT)
 enddef
 
-def WaitFor(Cond: func(): bool, ms: number): bool
+def WaitFor(Cond: func(): any, ms: number): bool
   var start = reltime()
   while !Cond()
     if reltimefloat(reltime(start)) * 1000 > ms

@@ -360,14 +360,15 @@ class ParlanceClient:
         rid = id.id if isinstance(id, PendingRequest) else id
         self.notify("$/cancelRequest", {"id": rid})
 
-    def batch(self, messages: Iterable[Mapping[str, Any]], timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+    def batch(self, messages: Iterable[Any], timeout: Optional[float] = None) -> List[Dict[str, Any]]:
         """Send a JSON-RPC batch (a JSON array) and wait for the array of responses.
 
         Responses to a batch arrive together as one array (none at all when the batch
-        held only notifications: then this returns ``[]`` without waiting)."""
-        msgs = [dict(m) for m in messages]
+        held only notifications: then this returns ``[]`` without waiting). Elements that
+        are not valid messages are answered too (``-32600``)."""
+        msgs = list(messages)
         self.send(msgs)
-        if all("id" not in m for m in msgs):
+        if all(isinstance(m, dict) and "method" in m and "id" not in m for m in msgs):
             return []
         t = self.default_timeout if timeout is None else timeout
         try:

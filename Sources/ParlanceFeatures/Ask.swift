@@ -1,0 +1,231 @@
+import Foundation
+import JSONRPC
+import ParlanceDocuments
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+
+/// `ask/stream`: retrieval (BM25) picks the segments to show, the model answers in JSON
+/// whose `citations` the grammar limits to ids of segments it was shown, the answer text
+/// streams as `$/progress` deltas, and the conversation lives in a session (the seed's
+/// chained `previous_response_id`): a follow-up appends only its new tokens to the
+/// session's KV history.
+public enum Ask {
+    /// What a conversation has shown the model, beside the session's own state.
+    struct Conversation: Sendable {
+        var contentHash: String
+        var shown: Set<Int>
+        var exchanges: [(question: String, answer: String)]
+    }
+
+    actor Conversations {
+        static let shared = Conversations()
+        private var items: [String: Conversation] = [:]
+        private var order: [String] = []
+        func get(_ id: String) -> Conversation? { items[id] }
+        func set(_ id: String, _ c: Conversation) {
+            if items.updateValue(c, forKey: id) == nil { order.append(id) }
+            while order.count > 1024 { items[order.removeFirst()] = nil }
+        }
+    }
+
+    /// A first answer as cached: the result and what the session needs to continue from it.
+    struct CachedAnswer: Codable, Sendable {
+        var result: JSONValue
+        var user: String
+        var raw: String
+        var shown: [Int]
+    }
+
+    static let task = """
+        Answer the question from the transcript only. Give answer (a few sentences), citations (the [id]s of the \
+        lines that support it), confidence (low, medium or high) and relatedTopics (up to 4 short topics).
+        """
+
+    static func schema(ids: [Int], maxTokens: Int) -> JSONValue {
+        let cite: JSONValue = ids.isEmpty ? ["type": "integer", "enum": [0]] : ["type": "integer", "enum": .array(ids.map { .int($0) })]
+        return [
+            "type": "object",
+            "properties": [
+                "answer": ["type": "string", "minLength": 1, "maxLength": .int(min(600, maxTokens * 2))],
+                "citations": ["type": "array", "items": cite, "maxItems": ids.isEmpty ? 0 : 3],
+                "confidence": ["type": "string", "enum": ["low", "medium", "high"]],
+                "relatedTopics": ["type": "array", "items": ["type": "string", "minLength": 2, "maxLength": 40], "maxItems": 4],
+            ],
+            "required": ["answer", "citations", "confidence", "relatedTopics"],
+            "additionalProperties": false,
+        ]
+    }
+
+    public static func ask(_ p: AskStream.Params, _ ctx: RequestContext) async throws -> AskStream.Result {
+        let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, services: ctx.services)
+        let engine = try await ctx.engine()
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 320),
+                                      defaultTemperature: 0.2)
+        let store = ctx.services.sessions
+        var sessionId = p.sessionId
+        if sessionId == nil { sessionId = await store.create(instructions: AnalysisPrompt.system, options: nil, trimming: .none) }
+        var session = try await store.acquire(sessionId!)
+        let before = session
+        do {
+            let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)
+            await store.release(session)
+            return result
+        } catch {
+            await store.release(before)  // a failed or cancelled turn leaves the session as it was
+            throw error
+        }
+    }
+
+    static func answer(_ p: AskStream.Params, input: AnalysisInput, engine: Engine, options: ResolvedOptions, session s: inout SessionState,
+                       ctx: RequestContext) async throws -> AskStream.Result {
+        let known = await Conversations.shared.get(s.id)
+        var convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
+            ?? Conversation(contentHash: input.contentHash, shown: [], exchanges: known?.exchanges ?? [])
+        let turn = s.turns.count / 2 + 1
+        let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
+        let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)",
+                        "\(options.sampling.temperature)", "\(options.maxTokens)"].joined(separator: "|")
+        if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
+            s.turns = [ChatMessage(.user, hit.user), ChatMessage(.assistant, hit.raw)]
+            s.history = []
+            convo.shown = Set(hit.shown)
+            let answer = o["answer"]?.stringValue ?? ""
+            convo.exchanges.append((question, answer))
+            await Conversations.shared.set(s.id, convo)
+            ctx.progress(.init(kind: .report, message: "served from the analysis cache", percentage: 100, phase: .done, delta: answer))
+            o["sessionId"] = .string(s.id)
+            o["cached"] = true
+            return try JSONValue.object(o).decode()
+        }
+        let previous = convo.exchanges.last?.question ?? ""
+        let qa = TokenBudget.qa.scaled(toContext: engine.info.contextSize)
+        let whole = s.turns.isEmpty && engine.countTokens(input.promptText) <= min(qa.input, engine.info.contextSize - options.maxTokens - 400)
+        ctx.progress.report("retrieving", 2, phase: .tokenizing)
+        let sel = await Retrieval.select(question + " " + previous, coverageQuery: turn == 1 ? question : question + " " + previous,
+                                         input: input, excluding: convo.shown, budget: s.turns.isEmpty ? min(qa.input, 1200) : 500,
+                                         tokenCount: engine.countTokens)
+        var meta: JSONObject = [
+            "sessionId": .string(s.id), "turn": .int(turn), "language": .string(input.language.language), "cached": false,
+            "provenance": try JSONValue(encoding: options.provenance(engine)),
+        ]
+        if let f = input.language.fallbackFrom { meta["fallbackFrom"] = .string(f) }
+        var retrieval: JSONObject = [
+            "method": "bm25", "wholeDocument": .bool(whole && sel.found), "segmentsSearched": .int(input.transcript.segments.count),
+            "segmentsUsed": [], "topScore": .double((sel.topScore * 1000).rounded() / 1000), "termCoverage": .double((sel.coverage * 100).rounded() / 100),
+        ]
+
+        guard sel.found else {
+            // Nothing relevant: say so, with no model call and no citation.
+            let text = Retrieval.notFound(input.language.language)
+            s.turns += [ChatMessage(.user, "Question: \(question)"), ChatMessage(.assistant, text)]
+            s.history = []
+            convo.exchanges.append((question, text))
+            await Conversations.shared.set(s.id, convo)
+            ctx.progress(.init(kind: .report, percentage: 100, phase: .done, delta: text))
+            meta["retrieval"] = .object(retrieval)
+            return try build(meta, answer: text, found: false, citations: [], confidence: "low", topics: [], usage: .zero)
+        }
+
+        var shownNow = whole ? input.transcript.segments : sel.segments
+        let body = whole ? input.promptText : Retrieval.render(sel.segments)
+        let taskText = "Question: \(question)\n\(task)"
+        var prompt: [Token]
+        var userContent: String
+        if s.turns.isEmpty {
+            let messages = AnalysisPrompt.messages(input, body: body, task: taskText)
+            userContent = messages[1].content
+            prompt = engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+        } else {
+            let more = shownNow.isEmpty ? "" : "More of the transcript:\n\(body)\n\n---\n"
+            userContent = "\(more)Follow-up \(taskText) Write in \(input.languageName)."
+            prompt = Sessions.tokens(for: s, adding: userContent, engine: engine)
+        }
+        convo.shown.formUnion(shownNow.map(\.id))
+        if prompt.count + options.maxTokens > engine.info.contextSize {
+            // The conversation no longer fits: start its context again from this question's
+            // excerpts and a digest of the earlier exchanges.
+            let fresh = await Retrieval.select(question + " " + previous, coverageQuery: question + " " + previous, input: input, excluding: [],
+                                               budget: min(qa.input, 1200), tokenCount: engine.countTokens)
+            let excerpts = Retrieval.render(fresh.segments)
+            let earlier = convo.exchanges.suffix(3).map { "Q: \($0.question)\nA: \($0.answer)" }.joined(separator: "\n")
+            let messages = AnalysisPrompt.messages(input, body: excerpts, task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
+            userContent = messages[1].content
+            s.turns = []
+            s.history = []
+            prompt = engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+            convo.shown = Set(fresh.segments.map(\.id))
+            shownNow = fresh.segments
+        }
+        retrieval["segmentsUsed"] = .array(shownNow.map { .int($0.id) })
+        meta["retrieval"] = .object(retrieval)
+
+        let ids = convo.shown.sorted()
+        let out = try await Generation.run(engine, prompt: prompt, schema: schema(ids: ids, maxTokens: options.maxTokens), options: options,
+                                           cachePriority: .session, progress: answerStream(ctx.progress.scaled(10...99, expectedChars: 500)))
+        let d = out.json ?? [:]
+        let answer = d["answer"]?.stringValue ?? ""
+        var citations: [Segment] = []
+        for c in d["citations"]?.arrayValue ?? [] {
+            if let id = c.intValue, convo.shown.contains(id), let seg = input.segment(id), !citations.contains(seg) { citations.append(seg) }
+        }
+        citations.sort { $0.id < $1.id }
+        // An answer the model could not tie to any segment is not a confident one.
+        let confidence = citations.isEmpty ? "low" : (d["confidence"]?.stringValue ?? "low")
+        s.turns += [ChatMessage(.user, userContent), ChatMessage(.assistant, out.text)]
+        s.history = prompt + out.tokens
+        convo.exchanges.append((question, answer))
+        await Conversations.shared.set(s.id, convo)
+        let topics = Analyses.dedupe(d["relatedTopics"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let result = try build(meta, answer: answer, found: true, citations: citations, confidence: confidence, topics: topics, usage: out.usage)
+        if turn == 1 {
+            await ctx.services.analysisCache.put(cacheKey, CachedAnswer(result: try JSONValue(encoding: result), user: userContent, raw: out.text,
+                                                                        shown: convo.shown.sorted()))
+        }
+        return result
+    }
+
+    static func build(_ meta: JSONObject, answer: String, found: Bool, citations: [Segment], confidence: String, topics: [String],
+                      usage: Usage) throws -> AskStream.Result {
+        var o = meta
+        o["answer"] = .string(answer)
+        o["found"] = .bool(found)
+        o["citations"] = .array(citations.map { s in
+            var c = Grounding.ref(s).objectValue!
+            if let sp = s.speaker { c["speaker"] = .string(sp) }
+            c["text"] = .string(s.text)
+            return .object(c)
+        })
+        o["confidence"] = .string(confidence)
+        o["relatedTopics"] = .array(topics.map { .string($0) })
+        if let span = Grounding.span(citations) { o["timestamp"] = .string(span) }
+        o["usage"] = try JSONValue(encoding: usage)
+        return try JSONValue.object(o).decode()
+    }
+
+    /// Streams the answer's text: each report's `delta` becomes the new characters of the
+    /// JSON's `answer` string (the structured `partial` is kept). Deltas concatenate to
+    /// the final answer.
+    static func answerStream(_ outer: ProgressReporter) -> ProgressReporter {
+        guard outer.isActive else { return outer }
+        let state = Locked((raw: "", sent: ""))
+        return ProgressReporter(token: outer.token) { v in
+            guard case .object(var params) = v, case .object(var value)? = params["value"], let d = value["delta"]?.stringValue else {
+                return outer.send(v)
+            }
+            let delta: String? = state.withLock { st in
+                st.raw += d
+                // Inside an escape the partial string is not final yet: wait for the next token.
+                let trailing = st.raw.reversed().prefix { $0 == "\\" }.count
+                guard trailing % 2 == 0, let answer = value["partial"]?["answer"]?.stringValue,
+                      answer.hasPrefix(st.sent), answer.count > st.sent.count else { return nil }
+                let new = String(answer.dropFirst(st.sent.count))
+                st.sent = answer
+                return new
+            }
+            value["delta"] = delta.map { .string($0) }
+            params["value"] = .object(value)
+            outer.send(.object(params))
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import JSONRPC
+import ParlanceEngine
+import ParlanceHash
+import ParlanceJSON
+import ParlanceProtocol
+
+/// `analysis/compare`: each document is summarized (analysis/summarize, so its summary is
+/// cached and shared), then one schema-guided call compares the summaries. The grammar
+/// requires one unique insight per document (an object keyed by the titles) and a
+/// recommended order made only of the titles.
+public enum Compare {
+    static let task = """
+        Compare these documents. Give commonThemes (1-5 themes several documents share), evolution (how the ideas \
+        develop from one document to the next), uniqueInsights (for each document, one insight only it offers), \
+        recommendedOrder (every document title, in the best order to read or watch them) and narrative (2-3 sentences \
+        tying the documents together).
+        """
+
+    public static func compare(_ p: AnalyzeCompare.Params, _ ctx: RequestContext) async throws -> AnalyzeCompare.Result {
+        let engine = try await ctx.engine()
+        // Every document is resolved before any model work: a bad one fails the request at once.
+        var inputs: [AnalysisInput] = []
+        for (i, d) in p.documents.enumerated() {
+            do {
+                let input = try await AnalysisInput.resolve(text: d.text, uri: d.uri, language: p.language ?? inputs.first?.language.language,
+                                                            services: ctx.services)
+                _ = try input.checkedTokenCount(engine, path: "documents/\(i)")
+                inputs.append(input)
+            } catch var e as ResponseError {
+                e.message = "documents[\(i)]: " + e.message
+                if case .object(var data)? = e.data, data["path"] != nil {
+                    let path = data["path"]?.stringValue ?? ""
+                    data["path"] = .string("documents/\(i)" + (path == "(root)" ? "" : "/" + path))
+                    e.data = .object(data)
+                }
+                throw e
+            }
+        }
+        let titles = uniqueTitles(p.documents)
+        let first = inputs[0]
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed), defaultTemperature: 0.2)
+        let key = ([AnalyzeCompare.name, first.language.language, engine.modelSha256, "\(options.seed)", "\(options.sampling.temperature)"]
+            + zip(titles, inputs).map { "\($0)=\($1.contentHash)" }).joined(separator: "|")
+        if let hit: JSONValue = await ctx.services.analysisCache.get(key), case .object(var o) = hit {
+            o["cached"] = true
+            ctx.progress.report("served from the analysis cache", 100, phase: .done)
+            return try JSONValue.object(o).decode()
+        }
+
+        // Map: one summary per document (sequential: each may fill the context).
+        var usage = Usage.zero
+        var digests: [String] = []
+        var documents: [JSONValue] = []
+        let n = inputs.count
+        for (i, d) in p.documents.enumerated() {
+            try Task.checkCancellation()
+            let sub = RequestContext(id: ctx.id, progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"),
+                                     services: ctx.services)
+            let s = try await Summaries.summarize(
+                Summarize.Params(text: d.text, uri: d.uri, language: first.language.language, temperature: p.temperature, seed: p.seed), sub)
+            if !s.cached { usage = usage + s.usage }
+            digests.append("Document \"\(titles[i])\": \(s.summary)\nTopics: \(s.mainTopics.joined(separator: "; "))")
+            var doc: JSONObject = ["title": .string(titles[i]), "contentHash": .string(inputs[i].contentHash), "chunks": .int(s.chunks)]
+            if let uri = d.uri { doc["uri"] = .string(uri) }
+            documents.append(.object(doc))
+        }
+
+        // Reduce: compare the summaries.
+        try Task.checkCancellation()
+        ctx.progress.report("comparing \(n) documents", 82, phase: .reduce)
+        var o = options
+        o.maxTokens = 300 + 90 * n
+        let messages = [
+            ChatMessage(.system, AnalysisPrompt.system),
+            ChatMessage(.user, "Summaries of \(n) documents:\n\n\(digests.joined(separator: "\n\n"))\n\n---\n\(task) Write in \(first.languageName)."),
+        ]
+        let out = try await Generation.run(engine, prompt: engine.prompt.tokens(for: messages), schema: schema(titles), options: o,
+                                           progress: ctx.progress.scaled(82...99, expectedChars: 1200))
+        usage = usage + out.usage
+        let draft = out.json ?? [:]
+        var content = JSONObject()
+        content["commonThemes"] = .array(Analyses.dedupe(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? []).map { .string($0) })
+        content["evolution"] = draft["evolution"] ?? ""
+        content["uniqueInsights"] = .array(titles.map { t in
+            ["document": .string(t), "insight": draft["uniqueInsights"]?[t] ?? ""]
+        })
+        content["recommendedOrder"] = .array(order(draft["recommendedOrder"]?.arrayValue?.compactMap(\.stringValue) ?? [], titles).map { .string($0) })
+        content["narrative"] = draft["narrative"] ?? ""
+        content["documents"] = .array(documents)
+        content["language"] = .string(first.language.language)
+        if let f = first.language.fallbackFrom { content["fallbackFrom"] = .string(f) }
+        content["cached"] = false
+        content["usage"] = try JSONValue(encoding: usage)
+        content["provenance"] = try JSONValue(encoding: options.provenance(engine))
+        let result: AnalyzeCompare.Result = try JSONValue.object(content).decode()
+        await ctx.services.analysisCache.put(key, JSONValue.object(content))
+        return result
+    }
+
+    /// Titles as given (else the uri, else "Document N"), made distinct.
+    static func uniqueTitles(_ docs: [CompareDocument]) -> [String] {
+        var seen = Set<String>()
+        return docs.enumerated().map { i, d in
+            let base = (d.title ?? d.uri ?? "Document \(i + 1)").trimmingCharacters(in: .whitespacesAndNewlines)
+            var t = base.isEmpty ? "Document \(i + 1)" : base
+            var k = 2
+            while !seen.insert(t).inserted {
+                t = "\(base) (\(k))"
+                k += 1
+            }
+            return t
+        }
+    }
+
+    /// The model's order with repeats removed and any missing title appended in input order.
+    static func order(_ proposed: [String], _ titles: [String]) -> [String] {
+        var out: [String] = []
+        for t in proposed where titles.contains(t) && !out.contains(t) { out.append(t) }
+        for t in titles where !out.contains(t) { out.append(t) }
+        return out
+    }
+
+    static func schema(_ titles: [String]) -> JSONValue {
+        let n = titles.count
+        var insights = JSONObject()
+        for t in titles { insights[t] = ["type": "string", "minLength": 5, "maxLength": 200] }
+        let titleValues = JSONValue.array(titles.map { .string($0) })
+        return [
+            "type": "object",
+            "properties": [
+                "commonThemes": ["type": "array", "items": ["type": "string", "minLength": 3, "maxLength": 80], "minItems": 1, "maxItems": 5],
+                "evolution": ["type": "string", "minLength": 10, "maxLength": 400],
+                "uniqueInsights": ["type": "object", "properties": .object(insights), "required": titleValues, "additionalProperties": false],
+                "recommendedOrder": ["type": "array", "items": ["type": "string", "enum": titleValues], "minItems": .int(n), "maxItems": .int(n)],
+                "narrative": ["type": "string", "minLength": 10, "maxLength": 500],
+            ],
+            "required": ["commonThemes", "evolution", "uniqueInsights", "recommendedOrder", "narrative"],
+            "additionalProperties": false,
+        ]
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import ParlanceDocuments
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceSchema
+
+/// `analysis/highlights`: the model titles key moments and picks quotes by segment id, the
+/// grammar admitting only ids of segments it was shown; times, speakers and quoted text
+/// come from those segments, so every moment and quote is a real, verbatim place.
+public enum Highlights {
+    struct Draft: Codable, Sendable, Schematic {
+        var keyMoments: [Moment]
+        var quotes: [QuotePick]
+        var actionItems: [String]
+        static let schemaHints: [String: SchemaHint] = [
+            "keyMoments": SchemaHint(minItems: 1, maxItems: 5),
+            "quotes": SchemaHint(maxItems: 3),
+            "actionItems": SchemaHint(maxItems: 4, minLength: 5, maxLength: 150),
+        ]
+    }
+
+    struct Moment: Codable, Sendable, Schematic {
+        var title: String
+        var segmentId: Int
+        static let schemaHints: [String: SchemaHint] = ["title": SchemaHint(minLength: 5, maxLength: 80)]
+    }
+
+    struct QuotePick: Codable, Sendable, Schematic {
+        var segmentId: Int
+    }
+
+    static let maxTokens = 450
+    static let task = """
+        Pick the key moments of this transcript: for each, a short title and the [id] of the line where it happens. \
+        Pick 1-3 memorable quotes by the [id] of the line. List actionItems: concrete things a listener could do \
+        after listening ([] if none).
+        """
+
+    /// The draft schema with segment ids limited to those of `segments`.
+    static func schema(ids segments: [Segment]) -> JSONValue {
+        var s = SchemaDeriver.schema(for: Draft.self)
+        let ids = Grounding.ids(segments)
+        s = Grounding.set(s, at: ["keyMoments", "[]", "segmentId"], "enum", ids)
+        s = Grounding.set(s, at: ["quotes", "[]", "segmentId"], "enum", ids)
+        return s
+    }
+
+    public static func highlights(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeHighlights.Result {
+        let job = try await AnalysisJob.start(AnalyzeHighlights.name, text: p.text, uri: p.uri, language: p.language, params: p,
+                                              temperature: p.temperature, seed: p.seed, maxTokens: maxTokens, ctx: ctx)
+        if let hit: AnalyzeHighlights.Result = await job.cached() { return hit }
+        let engine = job.engine
+        let input = job.input
+        var drafts: [JSONValue] = []
+        var usage = Usage.zero
+        var chunks = 1
+        if engine.countTokens(input.promptText) <= engine.info.contextSize - maxTokens - AnalysisJob.promptOverhead {
+            let out = try await job.generate(body: input.promptText, condensed: false, task: task,
+                                             schema: schema(ids: input.transcript.segments),
+                                             maxTokens: maxTokens, range: 5...99, expectedChars: 400)
+            drafts = [out.json ?? [:]]
+            usage = out.usage
+        } else {
+            // Long transcripts: the moments, quote and action items in every part's notes
+            // (shared with the other analyses and cached per part), merged.
+            let parts = Condense.pieces(input, engine: engine)
+            chunks = parts.count
+            let (notes, u, _) = try await Condense.notes(parts, input: input, engine: engine, options: job.options, ctx: ctx, range: 5...95)
+            drafts = notes.map { n in ["keyMoments": n["moments"] ?? [], "quotes": n["quote"] ?? [], "actionItems": n["actionItems"] ?? []] }
+            usage = u
+        }
+        return try await job.finish(merge(drafts, input: input), chunks: chunks, usage: usage)
+    }
+
+    /// Drafts → the result: moments and quotes resolved to their segments (one per segment,
+    /// in transcript order, evenly thinned to 10 moments and 6 quotes), action items
+    /// de-duplicated (at most 8).
+    static func merge(_ drafts: [JSONValue], input: AnalysisInput) -> JSONObject {
+        var moments: [(Int, JSONValue)] = []
+        var quotes: [(Int, JSONValue)] = []
+        var usedMoments = Set<Int>()
+        var quoted = Set<Int>()
+        var actions: [String] = []
+        for d in drafts {
+            for m in d["keyMoments"]?.arrayValue ?? [] {
+                guard let id = m["segmentId"]?.intValue, let seg = input.segment(id), usedMoments.insert(id).inserted else { continue }
+                var o = JSONObject()
+                o["title"] = .string((m["title"]?.stringValue ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+                o["segmentId"] = .int(id)
+                if let t = seg.start { o["start"] = .double(t) }
+                if let t = seg.end { o["end"] = .double(t) }
+                if let sp = seg.speaker { o["speaker"] = .string(sp) }
+                o["text"] = .string(seg.text)
+                moments.append((id, .object(o)))
+            }
+            for q in d["quotes"]?.arrayValue ?? [] {
+                guard let id = q["segmentId"]?.intValue, !quoted.contains(id), let v = Grounding.quote(from: id, in: input) else { continue }
+                for i in v["segmentIds"]?.arrayValue ?? [] { if let i = i.intValue { quoted.insert(i) } }
+                quotes.append((id, v))
+            }
+            actions += d["actionItems"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+        var o = JSONObject()
+        o["keyMoments"] = .array(thin(moments.sorted { $0.0 < $1.0 }.map(\.1), to: 10))
+        o["quotes"] = .array(thin(quotes.sorted { $0.0 < $1.0 }.map(\.1), to: 6))
+        o["actionItems"] = .array(Analyses.dedupe(actions).prefix(8).map { .string($0) })
+        return o
+    }
+
+    /// At most `n` items, evenly spread over the list.
+    static func thin<T>(_ items: [T], to n: Int) -> [T] {
+        guard items.count > n, n > 0 else { return items }
+        return (0..<n).map { items[$0 * items.count / n] }
+    }
+}

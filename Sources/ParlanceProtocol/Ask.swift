@@ -1,0 +1,98 @@
+import ParlanceJSON
+import ParlanceSchema
+
+/// Questions about a document (the seed's EpisodeAnswer), answered from the segments a
+/// BM25 ranking retrieves, streamed, with citations that are real segments.
+public enum AskStream: RPCMethod {
+    public static let name = "ask/stream"
+    public static let summary = "Ask a question about a document: relevant segments are retrieved (BM25), the answer streams as $/progress deltas, and every citation is a real segment. Pass sessionId to ask a follow-up."
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+
+    public struct Params: Codable, Sendable, Schematic {
+        public var uri: String?
+        public var text: String?
+        public var question: String
+        public var sessionId: String?
+        public var language: String?
+        public var maxTokens: Int?
+        public var temperature: Double?
+        public var seed: Int?
+        public var workDoneToken: JSONValue?
+        public init(uri: String? = nil, text: String? = nil, question: String, sessionId: String? = nil, language: String? = nil,
+                    maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
+            self.uri = uri
+            self.text = text
+            self.question = question
+            self.sessionId = sessionId
+            self.language = language
+            self.maxTokens = maxTokens
+            self.temperature = temperature
+            self.seed = seed
+            self.workDoneToken = workDoneToken
+        }
+        public static let schemaHints: [String: SchemaHint] = [
+            "uri": SchemaHint(description: "An open document (document/open). Give uri or text."),
+            "text": SchemaHint(description: "A transcript given inline instead of uri."),
+            "question": SchemaHint(minLength: 1, maxLength: 2000),
+            "sessionId": SchemaHint(description: "A previous answer's sessionId: this question is a follow-up in that conversation (its KV state is reused)."),
+            "language": SchemaHint(description: "Answer language (BCP-47). Default: the document's."),
+            "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 64, maximum: 1024),
+            "temperature": SchemaHint(minimum: 0, maximum: 2),
+            "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+            "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),
+        ]
+    }
+
+    public struct Citation: Codable, Sendable, Hashable, Schematic {
+        public var segmentId: Int
+        public var start: Double?
+        public var end: Double?
+        public var speaker: String?
+        public var text: String
+        public static let schemaHints: [String: SchemaHint] = [
+            "text": SchemaHint(description: "The segment's text, verbatim."),
+        ]
+    }
+
+    public enum Confidence: String, Codable, Sendable, SchemaEnum { case low, medium, high }
+
+    public struct Retrieval: Codable, Sendable, Hashable, Schematic {
+        public var method: String
+        public var wholeDocument: Bool
+        public var segmentsSearched: Int
+        public var segmentsUsed: [Int]
+        public var topScore: Double
+        public var termCoverage: Double
+        public static let schemaHints: [String: SchemaHint] = [
+            "method": SchemaHint(description: "bm25: Okapi BM25 over segments, best segments and their neighbours."),
+            "wholeDocument": SchemaHint(description: "True when the whole document fit the question budget and was given to the model."),
+            "segmentsUsed": SchemaHint(description: "Ids of the segments the model saw for this question."),
+            "termCoverage": SchemaHint(description: "Share of the question's content words that occur in the document (below 0.5: not found)."),
+        ]
+    }
+
+    public struct Result: Codable, Sendable, Schematic {
+        public var answer: String
+        public var found: Bool
+        public var citations: [Citation]
+        public var confidence: Confidence
+        public var relatedTopics: [String]
+        public var timestamp: String?
+        public var sessionId: String
+        public var turn: Int
+        public var retrieval: Retrieval
+        public var language: String
+        public var fallbackFrom: String?
+        public var cached: Bool
+        public var usage: Usage
+        public var provenance: Provenance
+        public static let schemaHints: [String: SchemaHint] = [
+            "answer": SchemaHint(description: "The answer, or \"not found in the document\" (localized) when no segment is relevant."),
+            "found": SchemaHint(description: "False when retrieval found nothing relevant: no model call, no citations, confidence low."),
+            "citations": SchemaHint(description: "Segments supporting the answer; the model can only pick ids of segments it was shown."),
+            "timestamp": SchemaHint(description: "The cited span as MM:SS-MM:SS (the seed's EpisodeAnswer.timestamp); absent without times."),
+            "turn": SchemaHint(description: "1 for a new conversation, then 2, 3… for follow-ups."),
+            "cached": SchemaHint(description: "True when a first question was answered from the analysis cache."),
+        ]
+    }
+}

@@ -1,0 +1,93 @@
+"""Lifecycle: initialize → initialized → … → shutdown → exit, and exit codes."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict
+
+import support
+from parlance_client import ParlanceClient
+
+Spawn = Callable[..., ParlanceClient]
+
+
+def test_requests_before_initialize(spawn: Spawn, spec: Dict[str, Any]) -> None:
+    d = spawn(initialize=False)
+    e = support.expect_error(d, "model/status", None)
+    support.check_error(spec, e, -32002)
+    d.notify("initialized")  # notifications before initialize are ignored, not answered
+    r = d.initialize()
+    assert r["serverInfo"]["name"] == "parlance"
+    assert d.request("model/status")["availability"] == "available"
+
+
+def test_initialize_accepts_unknown_lsp_fields(spawn: Spawn) -> None:
+    d = spawn(initialize=False)
+    r = d.request("initialize", {"processId": 1, "rootUri": "file:///tmp", "trace": "off",
+                                 "capabilities": {"window": {"workDoneProgress": True}}, "locale": "en"})
+    assert r["serverInfo"]["protocolVersion"]
+
+
+def test_initialize_result_matches_model_status(client: ParlanceClient) -> None:
+    st = client.request("model/status")
+    assert client.model["model"] == st["model"]  # type: ignore[index]
+    assert client.server_info["version"] and client.server_info["protocolVersion"]  # type: ignore[index]
+
+
+def test_second_initialize_is_rejected(client: ParlanceClient, spec: Dict[str, Any]) -> None:
+    e = support.expect_error(client, "initialize", {})
+    support.check_error(spec, e, -32600)
+
+
+def test_shutdown_then_exit_is_0(spawn: Spawn, spec: Dict[str, Any]) -> None:
+    d = spawn()
+    assert d.request("shutdown") == {}
+    for m in ("model/status", "session/create", "shutdown"):
+        support.check_error(spec, support.expect_error(d, m, None), -32600)
+    d.exit()
+    assert d.wait(30) == 0
+
+
+def test_exit_without_shutdown_is_1(spawn: Spawn) -> None:
+    d = spawn()
+    d.exit()
+    assert d.wait(30) == 1
+
+
+def test_exit_before_initialize_is_1(spawn: Spawn) -> None:
+    d = spawn(initialize=False)
+    d.exit()
+    assert d.wait(30) == 1
+
+
+def test_closing_stdin_exits_0(spawn: Spawn) -> None:
+    d = spawn()
+    d.close_input()
+    assert d.wait(30) == 0
+
+
+def test_closing_stdin_during_generation_exits_0_promptly(spawn: Spawn) -> None:
+    d = spawn()
+    sid = d.request("session/create", {})["sessionId"]
+    p = d.start("session/respond", {"sessionId": sid, "prompt": "Write a very long essay about rivers.",
+                                    "options": {"maxTokens": 1000}}, progress=True)
+    end = time.time() + support.TIMEOUT
+    while not p.text and time.time() < end:
+        time.sleep(0.02)
+    t0 = time.time()
+    d.close_input()
+    assert d.wait(60) == 0
+    assert time.time() - t0 < 30
+
+
+def test_unknown_notifications_and_client_responses_are_ignored(client: ParlanceClient) -> None:
+    client.notify("$/setTrace", {"value": "off"})
+    client.notify("workspace/didChangeConfiguration", {"settings": {}})
+    client.send({"jsonrpc": "2.0", "id": 12345, "result": {}})
+    client.send({"jsonrpc": "2.0", "id": 12346, "error": {"code": 1, "message": "client error"}})
+    assert client.request("model/status")["availability"] == "available"
+    try:
+        r = client.next_unmatched(0.5)
+        raise AssertionError(f"unexpected reply: {r}")
+    except TimeoutError:
+        pass
