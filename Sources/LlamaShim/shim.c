@@ -123,6 +123,11 @@ pl_context *pl_context_new(pl_model *m, pl_context_params p, char *err, size_t e
     cp.n_threads_batch = p.n_threads;
     cp.kv_unified = true;  // sequences share one pool of cells, so prefix copies cost nothing
     cp.no_perf = true;
+    if (p.kv_q8) {
+        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+        cp.type_k = GGML_TYPE_Q8_0;
+        cp.type_v = GGML_TYPE_Q8_0;
+    }
     pl_context *c = calloc(1, sizeof(pl_context));
     if (!c) { set_err(err, err_len, "out of memory"); return NULL; }
     cp.abort_callback = pl_abort_cb;

@@ -10,10 +10,13 @@ public struct EngineConfig: Sendable {
     public var cachedSequences: Int  // extra sequence ids kept for prefix reuse
     public var maxQueue: Int
     public var batchSize: Int
+    public var microBatch: Int
     public var promptChunk: Int
+    /// q8_0 KV cache (with flash attention): half the memory of f16.
+    public var quantizedKV: Bool
 
     public init(modelPath: String, contextSize: Int = 4096, threads: Int = 2, parallel: Int = 8, cachedSequences: Int = 8,
-                maxQueue: Int = 256, batchSize: Int = 512, promptChunk: Int = 128) {
+                maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128, quantizedKV: Bool = true) {
         self.modelPath = modelPath
         self.contextSize = contextSize
         self.threads = threads
@@ -21,7 +24,9 @@ public struct EngineConfig: Sendable {
         self.cachedSequences = cachedSequences
         self.maxQueue = maxQueue
         self.batchSize = batchSize
+        self.microBatch = microBatch
         self.promptChunk = promptChunk
+        self.quantizedKV = quantizedKV
     }
 
     public static let minimumContext = 512
@@ -59,8 +64,8 @@ public final class Engine: Sendable {
         let gguf = try GGUFInspector.inspect(path: config.modelPath)
         let model = try LlamaModel(path: config.modelPath)
         let sequences = config.parallel + config.cachedSequences
-        let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize,
-                                   sequences: sequences, threads: config.threads)
+        let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
+                                   sequences: sequences, threads: config.threads, quantizedKV: config.quantizedKV)
         self.model = model
         self.config = config
         prompt = ChatPrompt(model: model)

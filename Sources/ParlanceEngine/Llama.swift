@@ -141,11 +141,11 @@ final class LlamaContext: @unchecked Sendable {
     let handle: OpaquePointer
     let model: LlamaModel
 
-    init(model: LlamaModel, contextSize: Int, batchSize: Int, sequences: Int, threads: Int) throws(EngineError) {
+    init(model: LlamaModel, contextSize: Int, batchSize: Int, microBatch: Int? = nil, sequences: Int, threads: Int, quantizedKV: Bool = false) throws(EngineError) {
         self.model = model
         var err = [CChar](repeating: 0, count: 256)
-        let p = pl_context_params(n_ctx: UInt32(contextSize), n_batch: UInt32(batchSize), n_ubatch: UInt32(batchSize),
-                                  n_seq_max: UInt32(sequences), n_threads: Int32(threads))
+        let p = pl_context_params(n_ctx: UInt32(contextSize), n_batch: UInt32(batchSize), n_ubatch: UInt32(microBatch ?? batchSize),
+                                  n_seq_max: UInt32(sequences), n_threads: Int32(threads), kv_q8: quantizedKV)
         guard let h = pl_context_new(model.handle, p, &err, err.count) else {
             throw .contextCreationFailed(String(cBuffer: err))
         }

@@ -100,7 +100,8 @@ public enum Ask {
         }
         let previous = convo.exchanges.last?.question ?? ""
         let qa = TokenBudget.qa.scaled(toContext: engine.info.contextSize)
-        let whole = s.turns.isEmpty && engine.countTokens(input.promptText) <= min(qa.input, engine.info.contextSize - options.maxTokens - 400)
+        let wholeBudget = min(qa.input, engine.info.contextSize - options.maxTokens - 400)
+        let whole = s.turns.isEmpty && input.promptText.utf8.count <= wholeBudget * 8 && engine.countTokens(input.promptText) <= wholeBudget
         ctx.progress.report("retrieving", 2, phase: .tokenizing)
         let sel = await Retrieval.select(question + " " + previous, coverageQuery: turn == 1 ? question : question + " " + previous,
                                          input: input, excluding: convo.shown, budget: s.turns.isEmpty ? min(qa.input, 1200) : 500,

@@ -22,7 +22,7 @@ public enum Compose {
         let started = ContinuousClock.now
         let selection = p.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !selection.isEmpty else {
-            throw ResponseError.invalidParams("params.text: the selection is empty (only whitespace)", data: ["path": "params.text", "keyword": "minLength"])
+            throw ResponseError.invalidParams("text: the selection is empty (only whitespace)", data: ["path": "text", "keyword": "minLength"])
         }
         let tones = try plan(tones: p.tones, count: p.count)
         let language = try resolveLanguage(p.language, selection)
@@ -96,7 +96,7 @@ public enum Compose {
         let store = ctx.services.composeHistory
         let instruction = p.instruction.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !instruction.isEmpty else {
-            throw ResponseError.invalidParams("params.instruction is empty (only whitespace)", data: ["path": "params.instruction", "keyword": "minLength"])
+            throw ResponseError.invalidParams("instruction: empty (only whitespace)", data: ["path": "instruction", "keyword": "minLength"])
         }
         guard let (entry, parent) = await store.variation(p.variationId) else { throw ErrorMapping.notFound("variation", p.variationId) }
         let engine = try await ctx.engine()
@@ -136,8 +136,8 @@ public enum Compose {
         }
         let n = count ?? tones.count
         guard n >= tones.count else {
-            throw ResponseError.invalidParams("params.count: \(n) is less than the \(tones.count) tones requested (count must be at least the number of tones, at most 8)",
-                                              data: ["path": "params.count", "keyword": "minimum", "minimum": .int(tones.count)])
+            throw ResponseError.invalidParams("count: \(n) is less than the \(tones.count) tones requested (count must be at least the number of tones, at most 8)",
+                                              data: ["path": "count", "keyword": "minimum", "minimum": .int(tones.count)])
         }
         return (0..<n).map { tones[$0 % tones.count] }
     }

@@ -393,6 +393,7 @@ Return the request, for `parlance--cancel'."
               (col (current-column)))
           (erase-buffer)
           (funcall lines-fn s)
+          (set-buffer-modified-p nil)
           (goto-char (point-min))
           (forward-line (1- line))
           (move-to-column col))))))

@@ -23,6 +23,15 @@ cp "$here/parlance.el" "$here/parlance-test.el" "$work/"
 # 1. byte-compiles without warnings
 emacs -Q --batch --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile "$work/parlance.el"
 echo "emacs: parlance.el byte-compiles without warnings"
+# package headers (as package.el reads them) and docstrings (checkdoc) are clean
+emacs -Q --batch --eval "(progn (require 'package)
+  (with-temp-buffer (insert-file-contents \"$work/parlance.el\")
+    (let ((desc (package-buffer-info)))
+      (princ (format \"emacs: package %s %s, requires %S\n\" (package-desc-name desc)
+                     (package-version-join (package-desc-version desc)) (package-desc-reqs desc))))))"
+doc=$(emacs -Q --batch --eval "(progn (require 'checkdoc) (setq checkdoc-spellcheck-documentation-flag nil)
+  (checkdoc-file \"$work/parlance.el\"))" 2>&1)
+[ -z "$doc" ] || { echo "emacs: checkdoc warnings:" >&2; echo "$doc" >&2; exit 1; }
 # 2. the scenario tests, with the compiled file
 status=0
 (cd "$work" && PARLANCE_CACHE_DIR=$work/cache PARLANCE_DATA_DIR=$work/data PARLANCE_BIN="$bin" \

@@ -19,6 +19,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "vim: $(vim --version | head -1) — plugin tests against $bin"
 start=$SECONDS
+# the help file: its tags are well-formed and unique
+cp -r "$here/doc" "$work/doc"
+vim -N -u NONE -i NONE -es -c "try | helptags $work/doc | catch | cquit 1 | endtry" -c 'qall!' </dev/null ||
+  { echo "vim: :helptags failed on doc/parlance.txt" >&2; exit 1; }
+grep -q '^:ParlanceRewrite' "$work/doc/tags" || { echo "vim: doc/tags lacks :ParlanceRewrite" >&2; exit 1; }
 status=0
 PARLANCE_CACHE_DIR=$work/cache PARLANCE_DATA_DIR=$work/data PARLANCE_BIN="$bin" PARLANCE_TEST_OUT="$work/result.txt" \
   timeout 900 vim -N -u NONE -i NONE -es -S "$here/test/run.vim" </dev/null >"$work/vim.out" 2>&1 || status=$?

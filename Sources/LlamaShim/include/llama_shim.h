@@ -58,6 +58,7 @@ typedef struct {
     uint32_t n_ubatch;
     uint32_t n_seq_max;
     int32_t n_threads;
+    bool kv_q8;  // store the KV cache as q8_0 (half the memory of f16; enables flash attention)
 } pl_context_params;
 
 pl_context *pl_context_new(pl_model *m, pl_context_params p, char *err, size_t err_len);

@@ -407,7 +407,7 @@ def NewSession(kind: string): dict<any>
   return s
 enddef
 
-def StreamText(s: dict<any>, value: dict<any>, field: string): string
+def PartialField(value: dict<any>, field: string): string
   # Structured generation streams JSON; the daemon also sends the object parsed so far.
   var partial = get(value, 'partial', null)
   if type(partial) == v:t_dict && type(get(partial, field, null)) == v:t_string
@@ -810,7 +810,7 @@ def AskProgress(s: dict<any>, value: dict<any>)
   var delta = get(value, 'delta', null)
   if type(delta) == v:t_string
     s.deltas += 1
-    var text = StreamText(s, value, 'answer')
+    var text = PartialField(value, 'answer')
     s.answer = !empty(text) ? text : (type(get(value, 'partial', null)) == v:t_dict ? s.answer : s.answer .. delta)
   endif
   RenderAnswer(s)
