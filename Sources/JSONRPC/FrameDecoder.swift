@@ -32,6 +32,9 @@ public struct FrameDecoder: Sendable {
     /// Bytes of an oversized body still to be skipped, and whether we skip to a newline instead.
     private var skipBytes = 0
     private var skipToNewline = false
+    /// While skipping a body: bytes of `Content-Length:` matched so far at a line start.
+    private var skipMatched = 0
+    private var skipAtLineStart = true
     /// Where the search for an NDJSON line's newline resumes, so a long line arriving in
     /// many chunks is scanned once, not once per chunk.
     private var scanFrom = 0
@@ -55,12 +58,7 @@ public struct FrameDecoder: Sendable {
     /// The next complete frame or framing error, or nil when more input is needed.
     public mutating func next() -> FrameEvent? {
         while true {
-            if skipBytes > 0 {
-                let n = min(skipBytes, buf.count - pos)
-                pos += n
-                skipBytes -= n
-                if skipBytes > 0 { return nil }
-            }
+            if skipBytes > 0, !skipOversizedBody() { return nil }
             if skipToNewline {
                 guard let nl = firstIndex(of: 0x0A, from: pos) else { pos = buf.count; return nil }
                 scanFrom = 0
@@ -87,6 +85,42 @@ public struct FrameDecoder: Sendable {
         }
         return .error(FramingError(kind: .truncated, message: "input ended inside a message (\(rest.count) bytes left unparsed)"), .lsp)
     }
+
+    /// Skips what is left of an oversized LSP body. A line starting with `Content-Length:`
+    /// cannot occur inside a JSON text (raw newlines are not allowed in strings), so one
+    /// that appears means the declared length was a lie (or the body never came): parsing
+    /// resumes at that header instead of swallowing the rest of the stream.
+    /// Returns false while more input must be skipped.
+    private mutating func skipOversizedBody() -> Bool {
+        let header = FrameDecoder.resyncHeader
+        let end = min(buf.count, pos + skipBytes)
+        var i = pos
+        while i < end {
+            var c = buf[i]
+            if c >= 0x41 && c <= 0x5A { c |= 0x20 }
+            if c == header[skipMatched], skipMatched > 0 || skipAtLineStart {
+                skipMatched += 1
+                if skipMatched == header.count {
+                    // Resume at the header: put its (possibly already consumed) name back.
+                    buf.replaceSubrange(pos...i, with: header)
+                    skipBytes = 0
+                    skipMatched = 0
+                    skipAtLineStart = true
+                    return true
+                }
+            } else {
+                skipMatched = 0
+            }
+            skipAtLineStart = buf[i] == 0x0A
+            i += 1
+        }
+        skipBytes -= end - pos
+        pos = end
+        if skipBytes == 0 { skipMatched = 0; skipAtLineStart = true }
+        return skipBytes == 0
+    }
+
+    private static let resyncHeader = Array("content-length:".utf8)
 
     private func firstIndex(of byte: UInt8, from: Int) -> Int? {
         var i = from
@@ -161,7 +195,7 @@ public struct FrameDecoder: Sendable {
         }
         if length > maxMessageSize {
             pos = bodyStart
-            skipBytes = length
+            skipBytes = length; skipMatched = 0; skipAtLineStart = true
             return .error(FramingError(kind: .tooLarge, message: "message of \(length) bytes exceeds the limit of \(maxMessageSize) bytes"), .lsp)
         }
         guard buf.count - bodyStart >= length else {

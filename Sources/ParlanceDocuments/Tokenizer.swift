@@ -66,6 +66,9 @@ enum Tokenizer {
         if s.count > 5, ends("ing") { s.removeLast(3); undouble(&s) }
         else if s.count > 4, ends("ed") { s.removeLast(2); undouble(&s) }
         if s.count > 4, ends("e") { s.removeLast() }
+        // British and American verb endings and -y nouns meet: apologise/apologize/apology → apolog.
+        if s.count > 5, ends("is") || ends("iz") { s.removeLast(2) }
+        else if s.count > 4, ends("y") { s.removeLast() }
         return String(String.UnicodeScalarView(s))
     }
 

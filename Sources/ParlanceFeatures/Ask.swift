@@ -128,7 +128,7 @@ public enum Ask {
             return try build(meta, answer: text, found: false, citations: [], confidence: "low", topics: [], usage: .zero)
         }
 
-        var shownNow = whole ? input.transcript.segments : sel.segments
+        let shownNow = whole ? input.transcript.segments : sel.segments
         let body = whole ? input.promptText : Retrieval.render(sel.segments)
         let taskText = "Question: \(question)\n\(task)"
         var prompt: [Token]
@@ -156,12 +156,11 @@ public enum Ask {
             s.history = []
             prompt = engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), messages[1]])
             convo.shown = Set(fresh.segments.map(\.id))
-            shownNow = fresh.segments
         }
-        retrieval["segmentsUsed"] = .array(shownNow.map { .int($0.id) })
+        let ids = convo.shown.sorted()
+        retrieval["segmentsUsed"] = .array(ids.map { .int($0) })
         meta["retrieval"] = .object(retrieval)
 
-        let ids = convo.shown.sorted()
         let out = try await Generation.run(engine, prompt: prompt, schema: schema(ids: ids, maxTokens: options.maxTokens), options: options,
                                            cachePriority: .session, progress: answerStream(ctx.progress.scaled(10...99, expectedChars: 500)))
         let d = out.json ?? [:]

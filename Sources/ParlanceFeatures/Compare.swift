@@ -25,13 +25,13 @@ public enum Compare {
             do {
                 let input = try await AnalysisInput.resolve(text: d.text, uri: d.uri, language: p.language ?? inputs.first?.language.language,
                                                             services: ctx.services)
-                _ = try input.checkedTokenCount(engine, path: "documents/\(i)")
+                _ = try input.checkedTokenCount(engine, path: "documents[\(i)]")
                 inputs.append(input)
             } catch var e as ResponseError {
                 e.message = "documents[\(i)]: " + e.message
                 if case .object(var data)? = e.data, data["path"] != nil {
                     let path = data["path"]?.stringValue ?? ""
-                    data["path"] = .string("documents/\(i)" + (path == "(root)" ? "" : "/" + path))
+                    data["path"] = .string("documents[\(i)]" + (path == "(root)" || path.hasPrefix("documents[") ? "" : "." + path))
                     e.data = .object(data)
                 }
                 throw e

@@ -93,22 +93,31 @@ enum Grounding {
 extension ProgressReporter {
     /// Reports from a model call, with percentages mapped into `range`: prompt evaluation
     /// fills the first half, generation (by characters, against `expectedChars`) the rest.
+    /// Percentages never go backwards (a retry does not restart the bar).
     func scaled(_ range: ClosedRange<Int>, expectedChars: Int = 600) -> ProgressReporter {
         guard isActive else { return self }
-        let chars = Locked(0)
+        let state = Locked((chars: 0, last: range.lowerBound))
         let outer = self
         return ProgressReporter(token: token) { v in
             guard case .object(var params) = v, case .object(var value)? = params["value"] else { return outer.send(v) }
             let span = Double(range.upperBound - range.lowerBound)
-            var fraction: Double? = nil
-            if let total = value["promptTokens"]?.intValue, total > 0, let done = value["evaluatedTokens"]?.intValue {
-                fraction = 0.5 * Double(done) / Double(total)
-            } else if let d = value["delta"]?.stringValue {
-                let n = chars.withLock { $0 += d.count; return $0 }
-                fraction = 0.5 + 0.5 * min(1, Double(n) / Double(max(1, expectedChars)))
+            let delta = value["delta"]?.stringValue
+            let total = value["promptTokens"]?.intValue ?? 0
+            let done = value["evaluatedTokens"]?.intValue
+            let pct: Int? = state.withLock { st in
+                var fraction: Double? = nil
+                if total > 0, let done {
+                    fraction = 0.5 * Double(done) / Double(total)
+                } else if let d = delta {
+                    st.chars += d.count
+                    fraction = 0.5 + 0.5 * min(1, Double(st.chars) / Double(max(1, expectedChars)))
+                }
+                guard let f = fraction else { return nil }
+                st.last = max(st.last, range.lowerBound + Int(span * f))
+                return st.last
             }
-            if let f = fraction, value["percentage"] == nil {
-                value["percentage"] = .int(range.lowerBound + Int(span * f))
+            if let pct, value["percentage"] == nil {
+                value["percentage"] = .int(pct)
                 params["value"] = .object(value)
             }
             outer.send(.object(params))

@@ -32,6 +32,10 @@ enum Retrieval {
 
     /// Share of the query's content words (stopwords excluded, as BM25 sees them) that occur
     /// somewhere in the document.
+    /// Below this share of the question's content words present in the document, the
+    /// answer is "not found" with no model call (two in five: a question may paraphrase).
+    static let minimumCoverage = 0.4
+
     static func coverage(_ query: String, index: BM25Index) -> Double {
         var seen = Set<String>()
         var informative = 0
@@ -54,7 +58,7 @@ enum Retrieval {
         let index = await Indexes.shared.index(for: input)
         let hits = index.search(query, limit: 16)
         let cov = coverage(coverageQuery, index: index)
-        let found = !hits.isEmpty && cov >= 0.5
+        let found = !hits.isEmpty && cov >= Retrieval.minimumCoverage
         guard found else { return Selection(segments: [], topScore: hits.first?.score ?? 0, coverage: cov, found: false) }
         let segs = input.transcript.segments
         var chosen = Set<Int>()

@@ -66,8 +66,8 @@ public enum AskStream: RPCMethod {
         public static let schemaHints: [String: SchemaHint] = [
             "method": SchemaHint(description: "bm25: Okapi BM25 over segments, best segments and their neighbours."),
             "wholeDocument": SchemaHint(description: "True when the whole document fit the question budget and was given to the model."),
-            "segmentsUsed": SchemaHint(description: "Ids of the segments the model saw for this question."),
-            "termCoverage": SchemaHint(description: "Share of the question's content words that occur in the document (below 0.5: not found)."),
+            "segmentsUsed": SchemaHint(description: "Ids of the segments in the model's context for this question (a follow-up keeps earlier ones): the only ids it can cite."),
+            "termCoverage": SchemaHint(description: "Share of the question's content words that occur in the document (below 0.4: not found, with no model call)."),
         ]
     }
 

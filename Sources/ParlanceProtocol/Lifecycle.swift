@@ -11,7 +11,7 @@ public enum Initialize: RPCMethod {
         public var clientInfo: ClientInfo?
         public var capabilities: ClientCapabilities?
         public static let schemaHints: [String: SchemaHint] = [
-            "processId": SchemaHint(description: "The client's process id; the server exits when it dies."),
+            "processId": SchemaHint(description: "The client's process id (informational; the server exits when its stdin closes)."),
         ]
     }
     public struct ClientInfo: Codable, Sendable, Schematic {

@@ -83,6 +83,13 @@ enum LongTranscript {
         return s
     }
 
+    /// The daemon's content-defined part boundary test (FNV-1a of the cue text, one in six).
+    static func isBoundary(_ text: String) -> Bool {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h % 6 == 0
+    }
+
     static func timestamp(_ t: Double) -> String {
         let ms = Int((t * 1000).rounded())
         return String(format: "%02d:%02d:%02d,%03d", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms % 1000)

@@ -70,6 +70,20 @@ final class FrameDecoderTests: XCTestCase {
         XCTAssertEqual(kinds(frames(pieces, limit: 1000)), ["err:tooLarge", "msg:{}"])
     }
 
+    func testOversizedLengthWithoutBodyResynchronisesAtTheNextHeader() {
+        // The declared body never comes: the next header line ends the skip.
+        let lie = "Content-Length: 99999999999\r\n\r\n"
+        XCTAssertEqual(kinds(frames([lie + lsp("{}")], limit: 1000)), ["err:tooLarge", "msg:{}"])
+        for size in [1, 3, 7, 16] {
+            XCTAssertEqual(kinds(frames((lie + lsp("{\"a\":1}")).chunked(size), limit: 1000)), ["err:tooLarge", "msg:{\"a\":1}"], "chunks of \(size)")
+        }
+        // Part of a body arrived, then a new message: the partial body is dropped.
+        XCTAssertEqual(kinds(frames(["Content-Length: 5000\r\n\r\n{\"x\":\"yyy" + "\r\n" + lsp("{}")], limit: 1000)), ["err:tooLarge", "msg:{}"])
+        // "content-length:" inside a JSON string is not at a line start, so it is skipped.
+        let body = "{\"x\":\"" + String(repeating: "Content-Length: 2 ", count: 100) + "\"}"
+        XCTAssertEqual(kinds(frames([lsp(body), lsp("{}")], limit: 1000)), ["err:tooLarge", "msg:{}"])
+    }
+
     func testOversizedNDJSONLine() {
         let big = "{\"x\":\"" + String(repeating: "y", count: 3000) + "\"}\n"
         XCTAssertEqual(kinds(frames([big + "{}\n"], limit: 1000)), ["err:tooLarge", "msg:{}"])

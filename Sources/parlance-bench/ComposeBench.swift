@@ -1,0 +1,88 @@
+import Foundation
+import ParlanceClient
+import ParlanceJSON
+
+/// compose/variations targets, measured through the daemon as an editor would see them:
+/// - time to the first streamed token of the first variation for a 60-word selection,
+///   with the compose prompt prewarmed by an earlier request, against
+///   1.2 x (uncached prompt tokens / llama.cpp prompt tok/s) + 50 ms, where the uncached
+///   tokens are every token the request evaluated before that first token (the selection's
+///   prefix once, plus each variation's tone tail);
+/// - five tones in one request against one tone alone: each one-tone request uses the seed
+///   its tone gets inside the five-tone request, so both write the same texts and the
+///   ratio compares like with like.
+func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double) -> JSONValue {
+    let tones = ["formal", "casual", "empathetic", "direct", "diplomatic"]
+    let maxTokens = 96
+    func selection(_ salt: String) -> String {
+        "Update on project \(salt): we have to move the customer launch from February to March because the battery tests failed "
+            + "twice last week. Marketing needs the new date by Friday so they can update the campaign, and support should prepare "
+            + "a short FAQ for customers. Engineering will run the full test suite again on Monday and report the results to everyone."
+    }
+    func ms(_ since: Date) -> Double { Date().timeIntervalSince(since) * 1000 }
+    func r2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
+
+    /// One request; returns (result, ms to the first delta of variation .1, wall ms).
+    func run(_ text: String, tones: [String], seed: Int, token: String) -> (JSONValue?, Double, Double) {
+        let t0 = Date()
+        let id = d.start("compose/variations", ["text": .string(text), "tones": .array(tones.map { .string($0) }), "seed": .int(seed),
+                                                "maxTokens": .int(maxTokens), "ephemeral": true, "workDoneToken": .string(token)])
+        let first = d.waitFor(timeout: 300) { m in
+            m["method"] == "$/progress" && m["params"]?["token"] == .string(token) && m["params"]?["value"]?["delta"] != nil
+                && (m["params"]?["value"]?["part"]?.stringValue?.hasSuffix(".1") ?? false)
+        }
+        let ttft = first == nil ? -1 : ms(t0)
+        let response = d.response(id, timeout: 600)
+        let wall = ms(t0)
+        _ = d.progress(token: .string(token))
+        return (response?.result, ttft, wall)
+    }
+
+    // Prewarm: a first composition evaluates (and leaves cached) the system prompt and
+    // the instruction line every composition shares.
+    let salt = String(UUID().uuidString.prefix(6))
+    _ = run(selection("Warmup-\(salt)"), tones: tones, seed: 1, token: "cb-warm")
+
+    // TTFT, five tones, a selection never seen.
+    let text = selection("Falcon-\(salt)")
+    let words = text.split(separator: " ").count
+    let (five, ttft, fiveWall) = run(text, tones: tones, seed: 100, token: "cb-five")
+    let usage = five?["usage"]
+    let uncached = (usage?["promptTokens"]?.intValue ?? 0) - (usage?["cachedPromptTokens"]?.intValue ?? 0)
+    let ideal = Double(uncached) / max(referencePromptTokPerSec, 1e-9) * 1000
+    let ttftLimit = 1.2 * ideal + 50
+
+    // One tone at a time, same selection, the seed each tone had above.
+    var oneWalls: [Double] = []
+    var oneTtfts: [Double] = []
+    var sameTexts = 0
+    let fiveTexts = five?["variations"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
+    for (i, tone) in tones.enumerated() {
+        let (one, t, wall) = run(text, tones: [tone], seed: 100 + i, token: "cb-one-\(i)")
+        oneWalls.append(wall)
+        oneTtfts.append(t)
+        if let s = one?["variations"]?.arrayValue?.first?["text"]?.stringValue, i < fiveTexts.count, s == fiveTexts[i] { sameTexts += 1 }
+    }
+    let oneMean = oneWalls.reduce(0, +) / Double(max(1, oneWalls.count))
+    let ratio = fiveWall / max(oneMean, 1e-9)
+    let variations = five?["variations"]?.arrayValue ?? []
+
+    return [
+        "selectionWords": .int(words),
+        "fiveTones": [
+            "firstVariationFirstTokenMs": r2(ttft), "serverFirstTokenMs": usage?["firstTokenMs"] ?? .null,
+            "uncachedPromptTokens": .int(uncached), "sharedPrefixTokens": five?["sharedPrefixTokens"] ?? .null,
+            "cachedPromptTokensPerVariation": .array(variations.map { $0["usage"]?["cachedPromptTokens"] ?? .null }),
+            "generatedTokensPerVariation": .array(variations.map { $0["usage"]?["generatedTokens"] ?? .null }),
+            "wallMs": r2(fiveWall),
+        ],
+        "oneTone": ["meanWallMs": r2(oneMean), "maxWallMs": r2(oneWalls.max() ?? 0), "firstTokenMs": .array(oneTtfts.map(r2)),
+                    "sameTextAsInFiveTones": .int(sameTexts)],
+        "ttftLimitMs": r2(ttftLimit), "idealPromptMs": r2(ideal),
+        "fiveVsOneTone": r2(ratio),
+        "targets": [
+            "composeTtft<=1.2xIdeal+50ms": .bool(ttft >= 0 && ttft <= ttftLimit),
+            "fiveTones<=2.5xOne": .bool(ratio <= 2.5),
+        ],
+    ]
+}

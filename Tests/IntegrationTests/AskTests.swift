@@ -1,0 +1,125 @@
+import Foundation
+import ParlanceClient
+import ParlanceJSON
+import XCTest
+
+/// ask/stream with the real model: streamed answers, citations that are real segments,
+/// follow-ups in a session that reuse the KV state, and "not found" without invention.
+final class AskTests: XCTestCase {
+    nonisolated(unsafe) static var shared: Daemon?
+    static let uri = "file:///samples/ask-sample.srt"
+    static let cues = TestSRT.parse(Daemon.sampleSRT)
+
+    var d: Daemon {
+        if let d = AskTests.shared { return d }
+        let d = try! Daemon()
+        _ = d.initialize()
+        _ = d.call("document/open", ["uri": .string(AskTests.uri), "text": .string(Daemon.sampleSRT)])
+        AskTests.shared = d
+        return d
+    }
+
+    override class func tearDown() {
+        shared = nil
+        super.tearDown()
+    }
+
+    func ask(_ params: JSONValue, timeout: TimeInterval = 1200) throws -> JSONValue {
+        let r = d.call("ask/stream", params, timeout: timeout)
+        return try XCTUnwrap(r.result, "\(r)")
+    }
+
+    func assertCitationsGrounded(_ r: JSONValue, file: StaticString = #filePath, line: UInt = #line) {
+        let used = Set(r["retrieval"]?["segmentsUsed"]?.arrayValue?.compactMap(\.intValue) ?? [])
+        for c in r["citations"]?.arrayValue ?? [] {
+            assertGrounded(c, in: Self.cues, file: file, line: line)
+            XCTAssertNotNil(c["text"]?.stringValue, file: file, line: line)
+            if !used.isEmpty, r["turn"] == 1 {
+                XCTAssertTrue(used.contains(c["segmentId"]?.intValue ?? -1), "cited a segment it was not shown", file: file, line: line)
+            }
+        }
+    }
+
+    func testAnswerStreamsCitesRealSegmentsAndFollowUpReusesTheSession() throws {
+        let t0 = Date()
+        let first = try ask(["uri": .string(Self.uri), "question": "Which city is the episode recorded in, and what noise do they apologise for?",
+                             "workDoneToken": "ask-1"])
+        let firstSeconds = Date().timeIntervalSince(t0)
+        XCTAssertEqual(first["found"], true)
+        XCTAssertEqual(first["turn"], 1)
+        XCTAssertEqual(first["retrieval"]?["method"], "bm25")
+        XCTAssertEqual(first["retrieval"]?["wholeDocument"], true)
+        XCTAssertGreaterThan(first["retrieval"]?["termCoverage"]?.doubleValue ?? 0, 0.49)
+        XCTAssertTrue(["low", "medium", "high"].contains(first["confidence"]?.stringValue ?? ""))
+        XCTAssertNotNil(first["relatedTopics"]?.arrayValue)
+        assertCitationsGrounded(first)
+        if let cites = first["citations"]?.arrayValue, !cites.isEmpty {
+            XCTAssertNotNil(first["timestamp"]?.stringValue)
+        } else {
+            XCTAssertEqual(first["confidence"], "low", "no citation, so low confidence")
+        }
+        // Streamed token by token: the deltas are exactly the answer.
+        let progress = d.progress(token: "ask-1")
+        let deltas = progress.compactMap { $0["delta"]?.stringValue }
+        XCTAssertGreaterThan(deltas.count, 3)
+        XCTAssertEqual(deltas.joined(), first["answer"]?.stringValue)
+        XCTAssertEqual(progress.last?["kind"], "end")
+        let sessionId = try XCTUnwrap(first["sessionId"]?.stringValue)
+
+        // A follow-up continues the conversation: only its new tokens are evaluated.
+        let t1 = Date()
+        let second = try ask(["uri": .string(Self.uri), "question": "What did Priya say about memory bandwidth?",
+                              "sessionId": .string(sessionId)])
+        let followSeconds = Date().timeIntervalSince(t1)
+        XCTAssertEqual(second["turn"], 2)
+        XCTAssertEqual(second["sessionId"]?.stringValue, sessionId)
+        assertCitationsGrounded(second)
+        let firstPrompt = first["usage"]?["promptTokens"]?.intValue ?? 0
+        let cachedPrompt = second["usage"]?["cachedPromptTokens"]?.intValue ?? 0
+        XCTAssertGreaterThanOrEqual(cachedPrompt, firstPrompt, "the follow-up should reuse the first turn's KV state")
+        // The session holds both turns.
+        let transcript = try XCTUnwrap(d.call("session/transcript", ["sessionId": .string(sessionId)]).result)
+        XCTAssertEqual(transcript["turns"]?.arrayValue?.count, 4)
+        print("ask/stream: first \(String(format: "%.1f", firstSeconds)) s, follow-up \(String(format: "%.1f", followSeconds)) s with \(cachedPrompt) cached prompt tokens")
+
+        // The same first question again is served from the analysis cache, in a new session.
+        let t2 = Date()
+        let repeated = try ask(["uri": .string(Self.uri), "question": "Which city is the episode recorded in, and what noise do they apologise for?"])
+        XCTAssertEqual(repeated["cached"], true)
+        XCTAssertEqual(repeated["answer"], first["answer"])
+        XCTAssertNotEqual(repeated["sessionId"], first["sessionId"])
+        XCTAssertLessThan(Date().timeIntervalSince(t2), 1.0)
+    }
+
+    func testQuestionWithNoRelevantSegmentIsNotFound() throws {
+        let t0 = Date()
+        let r = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "workDoneToken": "nf"])
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 5)
+        XCTAssertEqual(r["found"], false)
+        XCTAssertTrue(r["answer"]?.stringValue?.lowercased().contains("not found in the document") ?? false, "\(r)")
+        XCTAssertEqual(r["confidence"], "low")
+        XCTAssertEqual(r["citations"], [])
+        XCTAssertNil(r["timestamp"])
+        XCTAssertEqual(r["usage"]?["generatedTokens"], 0)
+        XCTAssertLessThan(r["retrieval"]?["termCoverage"]?.doubleValue ?? 1, 0.4)
+        XCTAssertEqual(d.progress(token: "nf").compactMap { $0["delta"]?.stringValue }.joined(), r["answer"]?.stringValue)
+        // In French when asked in French: the fallback message is localized, never silent.
+        let fr = try ask(["uri": .string(Self.uri), "question": "Quelle est la recette des lasagnes aux épinards ?", "language": "fr"])
+        XCTAssertEqual(fr["found"], false)
+        XCTAssertEqual(fr["language"], "fr-fr")
+        XCTAssertEqual(fr["answer"], "Introuvable dans le document.")
+        // An unsupported variant falls back visibly.
+        let nb = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "language": "nb-NO"])
+        XCTAssertEqual(nb["language"], "en-gb")
+        XCTAssertEqual(nb["fallbackFrom"], "nb-no")
+    }
+
+    func testBadQuestionsAndSessions() throws {
+        XCTAssertEqual(d.call("ask/stream", ["uri": .string(Self.uri), "question": ""]).errorCode, -32602)
+        XCTAssertEqual(d.call("ask/stream", ["uri": .string(Self.uri)]).errorCode, -32602)
+        let unknown = d.call("ask/stream", ["uri": .string(Self.uri), "question": "Who is Priya?", "sessionId": "s999-nope"])
+        XCTAssertEqual(unknown.errorCode, -32004)
+        XCTAssertEqual(unknown["error"]?["data"]?["kind"], "session")
+        XCTAssertEqual(d.call("ask/stream", ["uri": "file:///not-open.srt", "question": "Who is Priya?"]).errorCode, -32004)
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The test suites `make test` runs after `swift test`, against the real daemon and model:
+#   1. the protocol conformance suite (protocol/conformance, pytest + jsonschema),
+#   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node),
+#   3. the editors' tests (every executable editors/*/test.sh).
+# Uses $PARLANCE_BIN, else .build/release/parlance. Runs every step, then exits non-zero
+# if any failed. Extra arguments are passed to pytest (e.g. -k compose, -x).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PARLANCE_BIN="${PARLANCE_BIN:-$ROOT/.build/release/parlance}"
+if [ ! -x "$PARLANCE_BIN" ]; then
+  echo "test-extra: no daemon at $PARLANCE_BIN (run make build, or set PARLANCE_BIN)" >&2
+  exit 1
+fi
+if ! python3 -c 'import pytest, jsonschema' 2>/dev/null; then
+  echo "test-extra: installing pytest and jsonschema" >&2
+  python3 -m pip install --quiet pytest jsonschema || { echo "test-extra: pip install failed" >&2; exit 1; }
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/parlance-test-extra.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+# Examples and editors use a throwaway analysis cache and compose history.
+export PARLANCE_CACHE_DIR="$TMP/cache" PARLANCE_DATA_DIR="$TMP/data"
+export PARLANCE_CONFORMANCE_LOGS="${PARLANCE_CONFORMANCE_LOGS:-$TMP/conformance-logs}"
+
+failed=()
+step() {  # step NAME TIMEOUT_SECONDS COMMAND...
+  local name=$1 limit=$2; shift 2
+  echo "── $name"
+  local t0=$SECONDS
+  if timeout --kill-after=30 "$limit" "$@"; then
+    echo "── $name: ok ($((SECONDS - t0)) s)"
+  else
+    echo "── $name: FAILED (exit $?, $((SECONDS - t0)) s)"
+    failed+=("$name")
+  fi
+}
+
+# 1. Conformance suite.
+step "conformance suite" 5400 python3 -m pytest "$ROOT/protocol/conformance" -q "$@"
+if [ ${#failed[@]} -gt 0 ] && [ -d "$PARLANCE_CONFORMANCE_LOGS" ]; then
+  echo "   daemon logs: $PARLANCE_CONFORMANCE_LOGS (kept)"; trap - EXIT
+fi
+
+# 2. Examples: each must run to the end and print what it promises.
+example_ndjson() {
+  "$ROOT/protocol/examples/ndjson.sh" > "$TMP/ndjson.out" || return 1
+  grep -q '"id":2,"result":{.*"summary"' "$TMP/ndjson.out" || { echo "no summary in:"; cat "$TMP/ndjson.out"; return 1; }
+}
+example_summarize() {
+  python3 "$ROOT/protocol/examples/summarize_srt.py" "$ROOT/Samples/podcast-sample.srt" > "$TMP/summarize.out" || return 1
+  cat "$TMP/summarize.out"
+  grep -q '^Summary: ' "$TMP/summarize.out" && grep -q '^Key takeaways:' "$TMP/summarize.out"
+}
+example_node() {
+  command -v node >/dev/null || { echo "node is not installed"; return 1; }
+  node "$ROOT/protocol/examples/ask_stream.mjs" "$ROOT/Samples/podcast-sample.srt" "What is this episode about?" > "$TMP/ask.out" || return 1
+  cat "$TMP/ask.out"
+  grep -q '^A: ' "$TMP/ask.out" && grep -q '^confidence: ' "$TMP/ask.out"
+}
+step "example: ndjson.sh" 900 bash -c "$(declare -f example_ndjson); ROOT='$ROOT' TMP='$TMP' example_ndjson"
+step "example: summarize_srt.py" 900 bash -c "$(declare -f example_summarize); ROOT='$ROOT' TMP='$TMP' example_summarize"
+step "example: ask_stream.mjs" 900 bash -c "$(declare -f example_node); ROOT='$ROOT' TMP='$TMP' example_node"
+
+# 3. ── Editors' tests ──────────────────────────────────────────────────────────────────
+# Owned by the editors work: every executable editors/<name>/test.sh runs here, from the
+# repository root, with PARLANCE_BIN set. Add an editor by adding its test.sh.
+for t in "$ROOT"/editors/*/test.sh; do
+  [ -x "$t" ] || continue
+  step "editor: $(basename "$(dirname "$t")")" 1800 "$t"
+done
+# ── end of editors' tests ─────────────────────────────────────────────────────────────
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test-extra: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test-extra: all passed"
