@@ -21,8 +21,8 @@ public enum FrameEvent: Sendable, Equatable {
 
 /// A pure, incremental framing decoder: feed it arbitrary chunks, pull whole frames.
 ///
-/// The framing of each message is detected from its first non-blank byte: `{` or `[`
-/// starts an NDJSON line, anything else an LSP header block.
+/// The framing of each message is detected from its first non-blank byte: a byte that can start
+/// a JSON text (`{`, `[`, `"`, `-`, a digit) starts an NDJSON line, anything else an LSP header block.
 public struct FrameDecoder: Sendable {
     public let maxMessageSize: Int
     public static let maxHeaderSize = 8 * 1024
@@ -68,7 +68,7 @@ public struct FrameDecoder: Sendable {
             // Skip blank bytes between messages.
             while pos < buf.count, buf[pos] == 0x20 || buf[pos] == 0x0A || buf[pos] == 0x0D || buf[pos] == 0x09 { pos += 1 }
             guard pos < buf.count else { return nil }
-            if buf[pos] == UInt8(ascii: "{") || buf[pos] == UInt8(ascii: "[") { return nextLine() }
+            if FrameDecoder.startsJSONLine(buf[pos]) { return nextLine() }
             return nextLSP()
         }
     }
@@ -79,7 +79,7 @@ public struct FrameDecoder: Sendable {
         defer { buf = []; pos = 0 }
         let rest = buf[pos...]
         if rest.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
-        if rest.first == UInt8(ascii: "{") || rest.first == UInt8(ascii: "[") {
+        if let first = rest.first, FrameDecoder.startsJSONLine(first) {
             // A last NDJSON line without a newline is still a whole message.
             return .message(Array(rest), .ndjson)
         }
@@ -149,7 +149,23 @@ public struct FrameDecoder: Sendable {
         return .message(Array(buf[pos..<end]), .ndjson)
     }
 
+    /// A byte that can start a JSON text other than `true`/`false`/`null` (letters start
+    /// header names): such a line is NDJSON, however wrong its content turns out to be.
+    static func startsJSONLine(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "-")
+            || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+    }
+
     private mutating func nextLSP() -> FrameEvent? {
+        // A first line that is not a header ("Name: value") is garbage on its own: report it
+        // and go on from the next line, so what follows it is not swallowed into a header block.
+        if let nl = firstIndex(of: 0x0A, from: pos), !buf[pos..<nl].contains(UInt8(ascii: ":")) {
+            var end = nl
+            if end > pos, buf[end - 1] == 0x0D { end -= 1 }
+            let line = String(decoding: buf[pos..<end].prefix(80), as: UTF8.self)
+            pos = nl + 1
+            return .error(FramingError(kind: .badHeader, message: "invalid header line '\(line)': expected 'Name: value' or a JSON text"), .lsp)
+        }
         // Find the end of the header block (\r\n\r\n, tolerating bare \n\n).
         var i = pos
         var headerEnd: Int? = nil

@@ -72,8 +72,11 @@ public struct Router: Sendable {
         var violations = SchemaValidator.validate(value, against: schema)
         if lenient { violations.removeAll { $0.keyword == "additionalProperties" } }
         if let v = violations.first {
+            // The message names every problem (a few), so one round trip fixes them all.
+            let shown = violations.prefix(4).map(\.description).joined(separator: "; ")
+            let more = violations.count > 4 ? " (and \(violations.count - 4) more)" : ""
             throw ResponseError.invalidParams(
-                v.description, data: ["path": .string(v.path), "keyword": .string(v.keyword),
+                shown + more, data: ["path": .string(v.path), "keyword": .string(v.keyword),
                                       "violations": .array(violations.prefix(10).map { .string($0.description) })])
         }
         do {

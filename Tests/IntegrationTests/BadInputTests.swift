@@ -8,7 +8,7 @@ import XCTest
 final class BadInputTests: XCTestCase {
     nonisolated(unsafe) static var shared: DaemonProcess!
     override class func setUp() {
-        shared = try! DaemonProcess(args: ["--max-message-bytes", String(12 << 20)])
+        shared = try! DaemonProcess(args: ["--max-message-bytes", String(12 << 20)], framing: .lsp)
         _ = shared.initialize()
     }
     override class func tearDown() { shared = nil }

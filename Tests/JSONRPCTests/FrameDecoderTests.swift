@@ -84,6 +84,13 @@ final class FrameDecoderTests: XCTestCase {
         XCTAssertEqual(kinds(frames([lsp(body), lsp("{}")], limit: 1000)), ["err:tooLarge", "msg:{}"])
     }
 
+    func testNonObjectJSONLinesAndGarbageLinesDoNotSwallowTheNextMessage() {
+        XCTAssertEqual(kinds(frames(["\"just a string\"\n" + lsp("{}")])), ["msg:\"just a string\"", "msg:{}"])
+        XCTAssertEqual(kinds(frames(["42\n", "-1\n{}\n"])), ["msg:42", "msg:-1", "msg:{}"])
+        XCTAssertEqual(kinds(frames(["hello there\n" + lsp("{}")])), ["err:badHeader", "msg:{}"])
+        XCTAssertEqual(kinds(frames(["hello", " there\r\n", lsp("{}")])), ["err:badHeader", "msg:{}"])
+    }
+
     func testOversizedNDJSONLine() {
         let big = "{\"x\":\"" + String(repeating: "y", count: 3000) + "\"}\n"
         XCTAssertEqual(kinds(frames([big + "{}\n"], limit: 1000)), ["err:tooLarge", "msg:{}"])
