@@ -142,6 +142,9 @@ _ = d.waitForReceived(before + n, timeout: 120)
 let roundTrips = Double(d.receivedCount - before) / Date().timeIntervalSince(rtStart)
 d.discardMessages()
 
+log("compose/variations: first-token latency and five tones against one")
+let compose = composeBench(d, referencePromptTokPerSec: reference.promptTokensPerSecond)
+
 let rss = d.peakRSS ?? 0
 let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
 _ = d.call("shutdown")
@@ -161,6 +164,7 @@ let out: JSONValue = [
                  "secondVsFirst": round2(ttft2 / max(ttft1, 1e-9)), "secondQuestionTokensEvaluated": .int(evaluated2)],
     "coldPrompt": ["maxProgressGapSec": round2(progressGaps.max() ?? 0), "cancelLatencySec": round2(cancelLatency), "cancelAnswered32800": .bool(coldCancelledOK)],
     "roundTripsPerSec": round2(roundTrips),
+    "compose": compose,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
     "targets": [
         "decode>=95%": .bool(oneRatio >= 0.95), "prompt>=90%": .bool(ppRatio >= 0.90),
@@ -168,6 +172,8 @@ let out: JSONValue = [
         "progressEvery<=2s": .bool((progressGaps.max() ?? 0) <= 2), "cancel<=0.5s": .bool(coldCancelledOK && cancelLatency <= 0.5),
         "secondTtft<=10%": .bool(ttft2 <= 0.1 * ttft1), "roundTrips>=10000": .bool(roundTrips >= 10_000),
         "rss<=model+150MB": .bool(rss <= modelBytes + 150 << 20),
+        "composeTtft<=1.2xIdeal+50ms": compose["targets"]?["composeTtft<=1.2xIdeal+50ms"] ?? false,
+        "composeFiveTones<=2.5xOne": compose["targets"]?["fiveTones<=2.5xOne"] ?? false,
     ],
 ]
 print(out.serialized(pretty: true))
