@@ -48,6 +48,9 @@ final class Scheduler: @unchecked Sendable {
     private var active: [Job] = []
     private var tick: UInt64 = 0
     private var rotate = 0
+    /// Final events (results and errors) held until the step's stats are published, so a
+    /// client that reads `model/status` right after a response sees its slot free.
+    private var settlements: [() -> Void] = []
 
     init(ctx: LlamaContext, model: LlamaModel, config: Config) {
         self.ctx = ctx
@@ -126,7 +129,16 @@ final class Scheduler: @unchecked Sendable {
             admit()
             publishStats()
             if !active.isEmpty { step() }
+            publishStats()
+            let done = settlements
+            settlements = []
+            done.forEach { $0() }
         }
+    }
+
+    /// Ends a job's stream once this iteration's stats are published.
+    private func settle(_ j: Job, throwing error: Error) {
+        settlements.append { j.continuation.finish(throwing: error) }
     }
 
     private func publishStats() {
@@ -146,12 +158,12 @@ final class Scheduler: @unchecked Sendable {
     private func reapCancelled() {
         waiting.removeAll { j in
             guard j.isCancelled else { return false }
-            j.continuation.finish(throwing: EngineError.cancelled(partial: "", generatedTokens: 0))
+            settle(j, throwing: EngineError.cancelled(partial: "", generatedTokens: 0))
             return true
         }
         for j in active where j.isCancelled {
             release(j)
-            j.continuation.finish(throwing: EngineError.cancelled(partial: j.text.all + j.text.finish(), generatedTokens: j.generated.count))
+            settle(j, throwing: EngineError.cancelled(partial: j.text.all + j.text.finish(), generatedTokens: j.generated.count))
         }
         active.removeAll { $0.isCancelled }
     }
@@ -176,7 +188,7 @@ final class Scheduler: @unchecked Sendable {
                     job.sampler = try LlamaSampler(model: model, options: job.request.options, seed: job.request.seed, grammar: job.request.grammar)
                 } catch {
                     release(job)
-                    job.continuation.finish(throwing: error)
+                    settle(job, throwing: error)
                     continue
                 }
             }
@@ -291,7 +303,7 @@ final class Scheduler: @unchecked Sendable {
                 ctx.removeTokens(seq: e.job.seq, from: 0)
                 slots[Int(e.job.seq)].tokens = []
                 release(e.job)
-                e.job.continuation.finish(throwing: EngineError.decodingFailure("llama_decode returned \(rc)"))
+                settle(e.job, throwing: EngineError.decodingFailure("llama_decode returned \(rc)"))
             }
             let failed = Set(entries.map { $0.job.id })
             active.removeAll { failed.contains($0.id) }
@@ -325,7 +337,7 @@ final class Scheduler: @unchecked Sendable {
             let tok = sampler.sample(ctx, index: idx)
             if tok < 0 {
                 release(j)
-                j.continuation.finish(throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
+                settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
                 finished.insert(j.id)
                 continue
             }
@@ -353,8 +365,11 @@ final class Scheduler: @unchecked Sendable {
         let tail = j.text.finish()
         if !tail.isEmpty { j.continuation.yield(.text(tail)) }
         release(j)
-        j.continuation.yield(.done(GenerationResult(text: j.text.all, tokens: j.generated, finishReason: reason, stats: j.stats(now: now))))
-        j.continuation.finish()
+        let result = GenerationResult(text: j.text.all, tokens: j.generated, finishReason: reason, stats: j.stats(now: now))
+        settlements.append {
+            j.continuation.yield(.done(result))
+            j.continuation.finish()
+        }
     }
 
     /// After "no KV slot": free idle cached sequences (least valuable first); failing
@@ -386,7 +401,7 @@ final class Scheduler: @unchecked Sendable {
         ctx.removeTokens(seq: j.seq, from: 0)
         slots[Int(j.seq)].tokens = []
         release(j)
-        j.continuation.finish(throwing: EngineError.exceededContextWindowSize(
+        settle(j, throwing: EngineError.exceededContextWindowSize(
             promptTokens: j.request.prompt.count, maxTokens: j.request.maxTokens, contextSize: ctx.size))
         active.removeAll { $0.id == j.id }
     }

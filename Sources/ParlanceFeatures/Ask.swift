@@ -14,6 +14,8 @@ public enum Ask {
     /// What a conversation has shown the model, beside the session's own state.
     struct Conversation: Sendable {
         var contentHash: String
+        /// The open document asked about, so a follow-up may give `sessionId` alone.
+        var uri: String?
         var shown: Set<Int>
         var exchanges: [(question: String, answer: String)]
     }
@@ -58,7 +60,13 @@ public enum Ask {
     }
 
     public static func ask(_ p: AskStream.Params, _ ctx: RequestContext) async throws -> AskStream.Result {
-        let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, services: ctx.services)
+        var uri = p.uri
+        if let sid = p.sessionId, p.text == nil, uri == nil {
+            // A follow-up by sessionId alone continues on the conversation's document.
+            _ = try await ctx.services.sessions.get(sid)
+            uri = await Conversations.shared.get(sid)?.uri
+        }
+        let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, services: ctx.services)
         let engine = try await ctx.engine()
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 320),
                                       defaultTemperature: 0.2)
@@ -81,7 +89,7 @@ public enum Ask {
                        ctx: RequestContext) async throws -> AskStream.Result {
         let known = await Conversations.shared.get(s.id)
         var convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
-            ?? Conversation(contentHash: input.contentHash, shown: [], exchanges: known?.exchanges ?? [])
+            ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
         let turn = s.turns.count / 2 + 1
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
         let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)",

@@ -52,7 +52,7 @@ public enum Generation {
         _ engine: Engine, prompt: [Token], schema: JSONValue? = nil, options: ResolvedOptions,
         cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil
     ) async throws -> Generated {
-        let grammar = try schema.map { s throws(SchemaGrammarError) in try GrammarBuilder.gbnf(for: s) }
+        var grammar = try schema.map { s throws(SchemaGrammarError) in try GrammarBuilder.gbnf(for: s) }
         var seed = options.seed
         var total = Usage.zero
         for attempt in 0..<2 {
@@ -78,9 +78,19 @@ public enum Generation {
                                     data: ["error": "decodingFailure", "detail": .string(detail)])
             }
             seed = seed &+ 7919
+            if parsed == nil, out.finishReason == FinishReason.length {
+                // Out of tokens mid-JSON: retry under a grammar whose longest sentence fits
+                // the token budget (strings and arrays shrunk, minimums kept).
+                let fitted = SchemaBudget.fitting(schema, chars: options.maxTokens * charsPerToken.num / charsPerToken.den)
+                grammar = try GrammarBuilder.gbnf(for: fitted)
+            }
         }
         preconditionFailure("unreachable")
     }
+
+    /// A conservative floor on characters per generated token (JSON and prose run nearer 4),
+    /// used to size a retry's grammar to its token budget.
+    static let charsPerToken = (num: 5, den: 2)
 
     struct StreamOut {
         var text: String

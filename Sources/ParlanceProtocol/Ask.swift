@@ -31,7 +31,7 @@ public enum AskStream: RPCMethod {
             self.workDoneToken = workDoneToken
         }
         public static let schemaHints: [String: SchemaHint] = [
-            "uri": SchemaHint(description: "An open document (document/open). Give uri or text."),
+            "uri": SchemaHint(description: "An open document (document/open). Give uri or text; a follow-up (sessionId) may give neither and continues on its conversation's document."),
             "text": SchemaHint(description: "A transcript given inline instead of uri."),
             "question": SchemaHint(minLength: 1, maxLength: 2000),
             "sessionId": SchemaHint(description: "A previous answer's sessionId: this question is a follow-up in that conversation (its KV state is reused)."),

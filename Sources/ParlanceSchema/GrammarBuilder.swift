@@ -113,14 +113,7 @@ private struct Builder {
         let known = ["null", "boolean", "object", "array", "number", "string", "integer"]
         var names: [String] = []
         switch o["type"] {
-        case nil:
-            let implied: [(String, [String])] = [
-                ("object", ["properties", "required", "additionalProperties"]), ("array", ["items", "minItems", "maxItems"]),
-                ("string", ["minLength", "maxLength"]),
-                ("number", ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]),
-            ]
-            for (t, keys) in implied where keys.contains(where: { o[$0] != nil }) { names.append(t) }
-            return names
+        case nil: return SchemaSupport.impliedTypes(o)
         case .string(let t)?: names = [t]
         case .array(let ts)?:
             for t in ts {

@@ -84,6 +84,17 @@ enum SchemaSupport {
         return i
     }
 
+    /// The types a schema without `type` implies by the keywords it holds (`properties` →
+    /// object…), in a fixed order; empty when none (any value).
+    static func impliedTypes(_ o: JSONObject) -> [String] {
+        let implied: [(String, [String])] = [
+            ("object", ["properties", "required", "additionalProperties"]), ("array", ["items", "minItems", "maxItems"]),
+            ("string", ["minLength", "maxLength"]),
+            ("number", ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]),
+        ]
+        return implied.filter { _, keys in keys.contains { o[$0] != nil } }.map(\.0)
+    }
+
     /// Keywords that never constrain: ignored by the validator and the grammar builder.
     static let annotations: Set<String> = [
         "title", "description", "examples", "default", "$schema", "$id", "$comment", "format",

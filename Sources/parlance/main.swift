@@ -106,7 +106,9 @@ signal(SIGTERM, SIG_IGN)
 signal(SIGINT, SIG_IGN)
 var signalSources: [DispatchSourceSignal] = []
 for sig in [SIGTERM, SIGINT] {
-    let src = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+    // The main queue: the handler is main-actor code (top-level), and the main actor is
+    // idle while `server.run()` awaits input. On another queue Swift 6's isolation check traps.
+    let src = DispatchSource.makeSignalSource(signal: sig, queue: .main)
     src.setEventHandler {
         log.info("signal \(sig): exiting")
         server.stop()

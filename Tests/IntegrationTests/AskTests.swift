@@ -66,10 +66,10 @@ final class AskTests: XCTestCase {
         XCTAssertEqual(progress.last?["kind"], "end")
         let sessionId = try XCTUnwrap(first["sessionId"]?.stringValue)
 
-        // A follow-up continues the conversation: only its new tokens are evaluated.
+        // A follow-up continues the conversation (sessionId alone names its document): only
+        // its new tokens are evaluated.
         let t1 = Date()
-        let second = try ask(["uri": .string(Self.uri), "question": "What did Priya say about memory bandwidth?",
-                              "sessionId": .string(sessionId)])
+        let second = try ask(["question": "What did Priya say about memory bandwidth?", "sessionId": .string(sessionId)])
         let followSeconds = Date().timeIntervalSince(t1)
         XCTAssertEqual(second["turn"], 2)
         XCTAssertEqual(second["sessionId"]?.stringValue, sessionId)
@@ -120,6 +120,9 @@ final class AskTests: XCTestCase {
         let unknown = d.call("ask/stream", ["uri": .string(Self.uri), "question": "Who is Priya?", "sessionId": "s999-nope"])
         XCTAssertEqual(unknown.errorCode, -32004)
         XCTAssertEqual(unknown["error"]?["data"]?["kind"], "session")
+        let alone = d.call("ask/stream", ["question": "Who is Priya?", "sessionId": "s999-nope"])
+        XCTAssertEqual(alone.errorCode, -32004, "a follow-up by sessionId alone names the missing session: \(alone)")
+        XCTAssertEqual(alone["error"]?["data"]?["kind"], "session")
         XCTAssertEqual(d.call("ask/stream", ["uri": "file:///not-open.srt", "question": "Who is Priya?"]).errorCode, -32004)
     }
 }
