@@ -15,6 +15,8 @@ let usage = """
       --ctx N                 context size in tokens, shared by all sequences (default 4096)
       --threads N             CPU threads (default 2)
       --parallel N            requests decoded together (default 8)
+      --batch N               tokens per llama_decode batch (default 256)
+      --kv-cache TYPE         KV cache element type: f16 or q8_0 (default q8_0: half the memory)
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)
       --log-file PATH         append logs to PATH instead of stderr (env PARLANCE_LOG_FILE)
@@ -34,7 +36,8 @@ let home = env["HOME"] ?? "/tmp"
 var args = Array(CommandLine.arguments.dropFirst())
 var stdio = false
 var modelPath = env["PARLANCE_MODEL"]
-var ctx = 4096, threads = 2, parallel = 8, maxMessage = 16 << 20
+var ctx = 4096, threads = 2, parallel = 8, batch = 256, maxMessage = 16 << 20
+var quantizedKV = true
 var logLevel = LogLevel(name: env["PARLANCE_LOG_LEVEL"] ?? "warning") ?? .warning
 var logFile = env["PARLANCE_LOG_FILE"]
 var cacheDir = env["PARLANCE_CACHE_DIR"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance"
@@ -59,6 +62,11 @@ while !args.isEmpty {
     case "--ctx": ctx = number(a, 128...131072)
     case "--threads": threads = number(a, 1...256)
     case "--parallel": parallel = number(a, 1...64)
+    case "--batch": batch = number(a, 32...4096)
+    case "--kv-cache":
+        let v = value(a)
+        guard v == "f16" || v == "q8_0" else { fail("--kv-cache must be f16 or q8_0, got '\(v)'") }
+        quantizedKV = v == "q8_0"
     case "--max-message-bytes": maxMessage = number(a, 1024...(1 << 30))
     case "--log-level":
         let v = value(a)
@@ -95,7 +103,8 @@ LlamaLog.install { level, line in
 let connection = Connection.stdio(maxMessageSize: maxMessage)
 let server = Server(
     options: ServerOptions(
-        engine: EngineConfig(modelPath: modelPath ?? defaultModel, contextSize: ctx, threads: threads, parallel: parallel),
+        engine: EngineConfig(modelPath: modelPath ?? defaultModel, contextSize: ctx, threads: threads, parallel: parallel,
+                             batchSize: batch, microBatch: batch, quantizedKV: quantizedKV),
         maxMessageBytes: maxMessage,
         services: ServiceOptions(cacheDirectory: cacheDir, dataDirectory: dataDir, historyEnabled: history)),
     connection: connection, log: log)
