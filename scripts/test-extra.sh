@@ -2,7 +2,8 @@
 # The test suites `make test` runs after `swift test`, against the real daemon and model:
 #   1. the protocol conformance suite (protocol/conformance, pytest + jsonschema),
 #   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node),
-#   3. the editors' tests (every executable editors/*/test.sh).
+#   3. the editors' tests (every executable editors/*/test.sh),
+#   4. each libFuzzer target for FUZZ_SECONDS (default 60; `make fuzz` runs longer).
 # Uses $PARLANCE_BIN, else .build/release/parlance. Runs every step, then exits non-zero
 # if any failed. Extra arguments are passed to pytest (e.g. -k compose, -x).
 set -uo pipefail
@@ -71,6 +72,10 @@ for t in "$ROOT"/editors/*/test.sh; do
   step "editor: $(basename "$(dirname "$t")")" 1800 "$t"
 done
 # ── end of editors' tests ─────────────────────────────────────────────────────────────
+
+# 4. Fuzzing: the framing/JSON-RPC decoder, the transcript parsers and the schema→grammar
+# converter, each for FUZZ_SECONDS under ASan; any crash fails the step.
+step "fuzz (${FUZZ_SECONDS:-60} s per target)" 1800 "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}"
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test-extra: FAILED: ${failed[*]}" >&2

@@ -53,7 +53,7 @@ struct AnalysisJob: Sendable {
     func body(output: Int) async throws -> (text: String, chunks: Int, usage: Usage) {
         let budget = engine.info.contextSize - output - AnalysisJob.promptOverhead
         if engine.countTokens(input.promptText) <= budget { return (input.promptText, 1, .zero) }
-        ctx.progress.report("the transcript is longer than the context: condensing it part by part", 2, phase: .map)
+        ctx.progress.report("the transcript is longer than the context: condensing it part by part", 2, phase: .tokenizing)
         let c = try await Condense.condensed(input, engine: engine, options: options, ctx: ctx, budget: budget, range: 5...80)
         return (c.body, c.chunks, c.usage)
     }

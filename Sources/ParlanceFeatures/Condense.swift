@@ -91,7 +91,7 @@ enum Condense {
 
     /// Runs `body` over the parts, at most `concurrency` at once, results in part order.
     /// `done(k)` is called as each finishes; cancellation stops between and within parts.
-    static func map<T: Sendable>(_ pieces: [Piece], concurrency: Int, done: @escaping @Sendable (Int) -> Void,
+    static func map<T: Sendable>(_ pieces: [Piece], concurrency: Int, done: @escaping @Sendable (_ finished: Int, _ piece: Piece) -> Void,
                                  _ body: @escaping @Sendable (Piece) async throws -> T) async throws -> [T] {
         try await withThrowingTaskGroup(of: (Int, T).self) { group in
             var results = [T?](repeating: nil, count: pieces.count)
@@ -106,7 +106,7 @@ enum Condense {
             while let (i, r) = try await group.next() {
                 results[i] = r
                 finished += 1
-                done(finished)
+                done(finished, pieces[i])
                 try Task.checkCancellation()
                 if next < pieces.count { launch() }
             }
@@ -126,8 +126,8 @@ enum Condense {
         let reused = Locked(0)
         let width = range.upperBound - range.lowerBound
         let par = concurrency(engine, promptTokens: budget(engine) + 200, output: notesTokens)
-        let notes = try await map(pieces, concurrency: par, done: { k in
-            ctx.progress.report("read part \(k) of \(n)", range.lowerBound + width * k / max(1, n), phase: .map)
+        let notes = try await map(pieces, concurrency: par, done: { k, piece in
+            ctx.progress.report("read part \(k) of \(n)", range.lowerBound + width * k / max(1, n), phase: .map, part: "chunk-\(piece.index)")
         }) { p in
             let key = "part-notes|\(p.hash)|\(input.language.language)|\(engine.modelSha256)|\(options.seed)|\(options.sampling.temperature)"
             if let hit: JSONValue = await ctx.services.analysisCache.get(key) {
