@@ -5,7 +5,8 @@ import ParlanceJSON
 
 /// The longest compact JSON text a schema's grammar admits, and a tighter schema whose
 /// every sentence fits a character budget. Used when a generation ran out of tokens
-/// before its JSON was complete: the retry's grammar then cannot run out again.
+/// before its JSON was complete: the retry's grammar admits only texts that fit the token
+/// budget at the caller's chars-per-token floor.
 ///
 /// The size is an upper bound in characters, counting one character per separator's
 /// whitespace and per escape (as the grammar does). Tightening scales every string's
