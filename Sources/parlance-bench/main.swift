@@ -20,11 +20,21 @@ guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] els
     exit(2)
 }
 let contextSize = 4096
-func log(_ s: String) { FileHandle.standardError.write(Data("bench: \(s)\n".utf8)) }
+@Sendable func log(_ s: String) { FileHandle.standardError.write(Data("bench: \(s)\n".utf8)) }
 func round2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
 
+// llama.cpp's own log lines would bury the report: keep its warnings and errors only.
+LlamaLog.install { level, line in
+    let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+    if level == 3 || level == 4, !text.isEmpty { log("llama.cpp: \(text)") }
+}
 log("reference: llama.cpp through the shim (pp512, tg128, \(threads) threads)")
 let reference = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize)
+// The same figures with the daemon's context settings (q8_0 KV cache with flash attention,
+// 256-token batches), so what the KV type costs is told apart from what the daemon costs.
+let daemonConfig = EngineConfig(modelPath: modelPath)
+let referenceSameConfig = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize,
+                                                batchSize: daemonConfig.batchSize, quantizedKV: daemonConfig.quantizedKV)
 
 let d = try DaemonProcess(args: ["--model", modelPath, "--threads", String(threads), "--ctx", String(contextSize)], binary: daemonPath)
 _ = d.initialize()
@@ -156,6 +166,10 @@ let agg4 = (aggregate[4] ?? 0) / max(aggregate[1] ?? 1, 1e-9)
 let out: JSONValue = [
     "model": .string((modelPath as NSString).lastPathComponent), "threads": .int(threads), "contextSize": .int(contextSize),
     "reference": ["promptTokPerSec": round2(reference.promptTokensPerSecond), "decodeTokPerSec": round2(reference.decodeTokensPerSecond)],
+    "referenceDaemonKVConfig": ["promptTokPerSec": round2(referenceSameConfig.promptTokensPerSecond),
+                                "decodeTokPerSec": round2(referenceSameConfig.decodeTokensPerSecond),
+                                "decodeVs": round2(oneStream / referenceSameConfig.decodeTokensPerSecond),
+                                "promptVs": round2(promptRate / referenceSameConfig.promptTokensPerSecond)],
     "decodeTokPerSec": round2(oneStream), "decodeVsReference": round2(oneRatio),
     "promptTokPerSec": round2(promptRate), "promptVsReference": round2(ppRatio),
     "timeToFirstTokenMs": round2(ttft),
