@@ -25,10 +25,14 @@ public enum Reference {
         _ = ctx.decode(batch)
         for _ in 0..<repetitions {
             ctx.clear()
-            batch.clear()
-            for (i, t) in tokens(promptTokens).enumerated() { batch.add(t, pos: Int32(i), seq: 0, logits: i == promptTokens - 1) }
+            let prompt = tokens(promptTokens)
             let t0 = ContinuousClock.now
-            guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference pp decode failed") }
+            // In batches of at most batchSize tokens, as llama-bench's -b does.
+            for start in stride(from: 0, to: promptTokens, by: batchSize) {
+                batch.clear()
+                for i in start..<min(start + batchSize, promptTokens) { batch.add(prompt[i], pos: Int32(i), seq: 0, logits: i == promptTokens - 1) }
+                guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference pp decode failed") }
+            }
             pp = max(pp, Double(promptTokens) / seconds(ContinuousClock.now - t0))
             ctx.clear()
             let t1 = ContinuousClock.now
