@@ -44,25 +44,33 @@ public final class Connection: Sendable {
     public var framing: Framing { lastFraming.withLock { $0 } }
 
     /// Starts the reader thread. The stream finishes when input reaches end of file.
-    public func incoming() -> AsyncStream<Incoming> {
-        let (stream, continuation) = AsyncStream<Incoming>.makeStream()
+    ///
+    /// Backpressure: each message comes with a `Permit` from a window of `window` permits;
+    /// the reader takes one before it delivers a message and stops reading while none is
+    /// left, so a client that pipelines thousands of requests waits in its own write buffer
+    /// instead of making the daemon hold them all. The server keeps a message's permit
+    /// until the message is answered.
+    public func incoming(window: Int = 1024) -> AsyncStream<(Incoming, Permit)> {
+        let (stream, continuation) = AsyncStream<(Incoming, Permit)>.makeStream()
         let fd = input
         let limit = maxMessageSize
+        let permits = Window(window)
         let thread = Thread {
             var decoder = FrameDecoder(maxMessageSize: limit)
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             func deliver(_ e: FrameEvent) {
+                let permit = permits.acquire()
                 switch e {
                 case .message(let bytes, let framing):
                     self.lastFraming.withLock { $0 = framing }
                     do {
-                        continuation.yield(.json(try JSONParser.parse(bytes), framing))
+                        continuation.yield((.json(try JSONParser.parse(bytes), framing), permit))
                     } catch {
-                        continuation.yield(.parseError(error.description, framing))
+                        continuation.yield((.parseError(error.description, framing), permit))
                     }
                 case .error(let err, let framing):
                     self.lastFraming.withLock { $0 = framing }
-                    continuation.yield(.framingError(err, framing))
+                    continuation.yield((.framingError(err, framing), permit))
                 }
             }
             while true {
@@ -96,6 +104,34 @@ public final class Connection: Sendable {
             }
         }
     }
+}
+
+/// A counting semaphore bounding the messages read but not yet answered.
+final class Window: @unchecked Sendable {  // sem_t is thread-safe; the pointer never changes
+    private let sem = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    init(_ count: Int) { sem_init(sem, 0, UInt32(max(1, count))) }
+    deinit {
+        sem_destroy(sem)
+        sem.deallocate()
+    }
+    /// Blocks until a permit is free.
+    func acquire() -> Permit {
+        while sem_wait(sem) != 0, errno == EINTR {}
+        return Permit(self)
+    }
+    fileprivate func post() { sem_post(sem) }
+}
+
+/// One message's place in the reader's window: given back by `release()` or, at the
+/// latest, when the last reference to it goes, so no path can leak it.
+public final class Permit: Sendable {
+    private let window: Window
+    private let released = Atomic<Bool>(false)
+    init(_ window: Window) { self.window = window }
+    public func release() {
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { window.post() }
+    }
+    deinit { release() }
 }
 
 /// A minimal thread wrapper (Foundation-free) for the blocking reader.

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 struct pl_model { struct llama_model *model; const struct llama_vocab *vocab; };
 struct pl_context { struct llama_context *ctx; pl_model *m; int32_t abort_flag; };
@@ -123,11 +126,9 @@ pl_context *pl_context_new(pl_model *m, pl_context_params p, char *err, size_t e
     cp.n_threads_batch = p.n_threads;
     cp.kv_unified = true;  // sequences share one pool of cells, so prefix copies cost nothing
     cp.no_perf = true;
-    if (p.kv_q8) {
-        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-        cp.type_k = GGML_TYPE_Q8_0;
-        cp.type_v = GGML_TYPE_Q8_0;
-    }
+    cp.flash_attn_type = p.flash_attn || p.v_q8 ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    if (p.k_q8) cp.type_k = GGML_TYPE_Q8_0;
+    if (p.v_q8) cp.type_v = GGML_TYPE_Q8_0;
     pl_context *c = calloc(1, sizeof(pl_context));
     if (!c) { set_err(err, err_len, "out of memory"); return NULL; }
     cp.abort_callback = pl_abort_cb;
@@ -286,4 +287,10 @@ bool pl_grammar_check(const pl_model *m, const char *grammar, char *err, size_t 
     if (!g) { set_err(err, err_len, "llama.cpp rejected the grammar"); return false; }
     llama_sampler_free(g);
     return true;
+}
+
+void pl_tune_malloc(void) {
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, 2);
+#endif
 }

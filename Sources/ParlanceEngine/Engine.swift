@@ -12,11 +12,16 @@ public struct EngineConfig: Sendable {
     public var batchSize: Int
     public var microBatch: Int
     public var promptChunk: Int
-    /// q8_0 KV cache (with flash attention): half the memory of f16.
-    public var quantizedKV: Bool
+    /// Element types of the KV cache. q8_0 halves memory; for values it costs about a quarter
+    /// of prompt speed on CPU (flash attention dequantizes every value row it reads; see
+    /// `parlance-bench --reference-matrix`). `--cache-type-v f16` buys the speed for ~22 MB.
+    public var cache: KVCacheTypes
+    /// Flash attention (always on with q8_0 values, which need it).
+    public var flashAttention: Bool
 
     public init(modelPath: String, contextSize: Int = 4096, threads: Int = 2, parallel: Int = 8, cachedSequences: Int = 8,
-                maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128, quantizedKV: Bool = true) {
+                maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128,
+                cache: KVCacheTypes = .init(keys: .q8_0, values: .q8_0), flashAttention: Bool = true) {
         self.modelPath = modelPath
         self.contextSize = contextSize
         self.threads = threads
@@ -26,10 +31,22 @@ public struct EngineConfig: Sendable {
         self.batchSize = batchSize
         self.microBatch = microBatch
         self.promptChunk = promptChunk
-        self.quantizedKV = quantizedKV
+        self.cache = cache
+        self.flashAttention = flashAttention
     }
 
     public static let minimumContext = 512
+}
+
+/// The KV cache's element types, as llama.cpp's `--cache-type-k` / `--cache-type-v`.
+public struct KVCacheTypes: Sendable, Hashable {
+    public enum Element: String, Sendable, CaseIterable { case f16, q8_0 }
+    public var keys: Element
+    public var values: Element
+    public init(keys: Element, values: Element) {
+        self.keys = keys
+        self.values = values
+    }
 }
 
 public struct ModelInfo: Sendable, Hashable {
@@ -65,7 +82,8 @@ public final class Engine: Sendable {
         let model = try LlamaModel(path: config.modelPath)
         let sequences = config.parallel + config.cachedSequences
         let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
-                                   sequences: sequences, threads: config.threads, quantizedKV: config.quantizedKV)
+                                   sequences: sequences, threads: config.threads, cache: config.cache,
+                                   flashAttention: config.flashAttention)
         self.model = model
         self.config = config
         prompt = ChatPrompt(model: model)
@@ -114,7 +132,9 @@ public final class Engine: Sendable {
         return stream
     }
 
-    public func shutdown() { scheduler.stop() }
+    /// Stops the engine; the abort callback ends a running decode within a graph node, and
+    /// this returns once the engine thread is out of llama.cpp (at most half a second).
+    public func shutdown() { scheduler.stopAndWait(timeout: 0.5) }
 }
 
 final class IDCounter: Sendable {

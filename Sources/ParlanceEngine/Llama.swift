@@ -25,6 +25,11 @@ public enum LlamaLog {
     }
 }
 
+/// Process-wide memory habits for the daemon (see `pl_tune_malloc`).
+public enum ProcessMemory {
+    public static func tune() { pl_tune_malloc() }
+}
+
 public final class LlamaModel: @unchecked Sendable {
     let handle: OpaquePointer
     public let path: String
@@ -141,11 +146,13 @@ final class LlamaContext: @unchecked Sendable {
     let handle: OpaquePointer
     let model: LlamaModel
 
-    init(model: LlamaModel, contextSize: Int, batchSize: Int, microBatch: Int? = nil, sequences: Int, threads: Int, quantizedKV: Bool = false) throws(EngineError) {
+    init(model: LlamaModel, contextSize: Int, batchSize: Int, microBatch: Int? = nil, sequences: Int, threads: Int,
+         cache: KVCacheTypes = .init(keys: .f16, values: .f16), flashAttention: Bool = false) throws(EngineError) {
         self.model = model
         var err = [CChar](repeating: 0, count: 256)
         let p = pl_context_params(n_ctx: UInt32(contextSize), n_batch: UInt32(batchSize), n_ubatch: UInt32(microBatch ?? batchSize),
-                                  n_seq_max: UInt32(sequences), n_threads: Int32(threads), kv_q8: quantizedKV)
+                                  n_seq_max: UInt32(sequences), n_threads: Int32(threads),
+                                  k_q8: cache.keys == .q8_0, v_q8: cache.values == .q8_0, flash_attn: flashAttention)
         guard let h = pl_context_new(model.handle, p, &err, err.count) else {
             throw .contextCreationFailed(String(cBuffer: err))
         }

@@ -11,9 +11,12 @@ public enum Reference {
     /// pp: `promptTokens` in one batch (as llama-bench's pp512); tg: `genTokens` single
     /// decodes (tg128). Best of `repetitions`.
     public static func measure(modelPath: String, threads: Int, contextSize: Int, batchSize: Int = 512,
-                               promptTokens: Int = 512, genTokens: Int = 128, repetitions: Int = 3, quantizedKV: Bool = false) throws -> Figures {
+                               promptTokens: Int = 512, genTokens: Int = 128, repetitions: Int = 3,
+                               cache: KVCacheTypes = .init(keys: .f16, values: .f16),
+                               flashAttention: Bool = false) throws -> Figures {
         let model = try LlamaModel(path: modelPath)
-        let ctx = try LlamaContext(model: model, contextSize: contextSize, batchSize: batchSize, sequences: 1, threads: threads, quantizedKV: quantizedKV)
+        let ctx = try LlamaContext(model: model, contextSize: contextSize, batchSize: batchSize, sequences: 1, threads: threads, cache: cache,
+                                   flashAttention: flashAttention)
         let batch = LlamaBatch(capacity: max(batchSize, promptTokens), sequences: 1)
         let vocab = Int32(model.vocabularySize)
         var rng = SystemRandomNumberGenerator()

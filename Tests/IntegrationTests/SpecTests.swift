@@ -43,4 +43,36 @@ final class SpecTests: XCTestCase {
             XCTAssertNoThrow(try GrammarBuilder.gbnf(for: result), m["name"]?.stringValue ?? "")
         }
     }
+
+    /// The README shows every method of the spec at least once, and each example's params
+    /// validate against that method's params in the spec: the README cannot drift either.
+    func testReadmeHasAValidExampleOfEveryMethod() throws {
+        let readme = try String(contentsOf: DaemonProcess.repoRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let spec = try JSONParser.parse(try generatedSpec())
+        var methods: [String: JSONValue] = [:]
+        for m in spec["methods"]?.arrayValue ?? [] { if let n = m["name"]?.stringValue { methods[n] = m } }
+        var shown = Set<String>()
+        for line in readme.split(separator: "\n") where line.hasPrefix("{\"jsonrpc\"") {
+            let message = try JSONParser.parse(String(line))
+            let name = try XCTUnwrap(message["method"]?.stringValue, "\(line)")
+            guard let method = methods[name] else {
+                XCTFail("README shows \(name), which the spec does not have")
+                continue
+            }
+            shown.insert(name)
+            let params = message["params"]?.objectValue ?? JSONObject()
+            let declared = method["params"]?.arrayValue ?? []
+            for p in declared {
+                guard let pname = p["name"]?.stringValue else { continue }
+                if let value = params[pname] {
+                    XCTAssertEqual(SchemaValidator.validate(value, against: p["schema"] ?? true), [], "README \(name) param \(pname)")
+                } else {
+                    XCTAssertNotEqual(p["required"], true, "README \(name) lacks required param \(pname)")
+                }
+            }
+            let known = Set(declared.compactMap { $0["name"]?.stringValue })
+            for key in params.keys where !known.contains(key) { XCTFail("README \(name) passes unknown param \(key)") }
+        }
+        XCTAssertEqual(Set(methods.keys).subtracting(shown).sorted(), [], "methods without an example in the README")
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ParlanceClient
 import ParlanceJSON
+import ParlanceSchema
 import XCTest
 
 /// Cancellation storms, soak, and process hygiene.
@@ -45,35 +46,129 @@ final class StormAndSoakTests: XCTestCase {
         XCTAssertEqual(engine["queuedRequests"], 0)
     }
 
-    /// Mixed requests over one daemon: RSS after warm-up stays flat. `make soak` runs
-    /// 2,000; the test command runs a shorter form.
+    /// Mixed requests over one daemon, every method, documents opened, changed and closed:
+    /// RSS after warm-up grows at most 10 MB, the document and analysis caches stay within
+    /// the byte limits the daemon was started with, and every result validates against its
+    /// method's result schema from the daemon's own `rpc.discover`. `make soak` runs 2,000
+    /// requests after the warm-up; the test command runs a shorter form.
     func testSoak() throws {
         let total = ProcessInfo.processInfo.environment["PARLANCE_SOAK"] == "full" ? 2000 : 300
-        let d = try DaemonProcess()
+        let documentLimit = 64 << 10, analysisLimit = 16 << 10
+        let d = try DaemonProcess(args: ["--document-cache-bytes", String(documentLimit), "--analysis-cache-bytes", String(analysisLimit)])
         _ = d.initialize()
-        let sample = try String(contentsOf: DaemonProcess.repoRoot.appendingPathComponent("Samples/podcast-sample.srt"), encoding: .utf8)
+        var schemas: [String: JSONValue] = [:]
+        for m in d.call("rpc.discover").result?["methods"]?.arrayValue ?? [] {
+            if let name = m["name"]?.stringValue, let schema = m["result"]?["schema"] { schemas[name] = schema }
+        }
+        XCTAssertGreaterThanOrEqual(schemas.count, 28)
+        var counts: [String: Int] = [:]
+        var peak = (documents: 0, analyses: 0)
+
+        /// One request; its result must validate (or its error carry `code`).
+        @discardableResult func send(_ method: String, _ params: JSONValue? = nil, error code: Int? = nil) -> JSONValue? {
+            counts[method.hasPrefix("nope/") ? "nope/*" : method, default: 0] += 1  // unknown methods count as one
+            let r = d.call(method, params)
+            if let code {
+                XCTAssertEqual(r.errorCode, code, "\(method): \(r)")
+                XCTAssertFalse((r["error"]?["message"]?.stringValue ?? "").isEmpty, "\(method): error without a message")
+                return nil
+            }
+            guard let result = r.result else {
+                XCTFail("\(method) \(params ?? .null) failed: \(r)")
+                return nil
+            }
+            XCTAssertEqual(SchemaValidator.validate(result, against: schemas[method] ?? false), [], "\(method) result: \(result)")
+            return result
+        }
+        let variants = (0..<3).map { v in
+            """
+            1
+            00:00:0\(v),000 --> 00:00:05,000
+            Dana: Welcome back. Today we test the \(["river", "garden", "harbor"][v]) sensors before the launch.
+
+            2
+            00:00:05,000 --> 00:00:11,000
+            Lee: The calibration took two weeks, and the drift is now under one percent.
+
+            3
+            00:00:11,000 --> 00:00:17,000
+            Dana: Next we ship the firmware to the Oslo team on Monday.
+
+            4
+            00:00:17,000 --> 00:00:24,000
+            Lee: And we write a short guide so support can answer customer questions.
+
+            """
+        }
+        let questions = ["When does the firmware ship?", "How long did calibration take?", "Who gets the guide?"]
+        let tones = ["formal", "casual", "empathetic", "direct", "diplomatic"]
+        let audiences = ["executive", "peer", "client", "team", "public"]
+        let huge = String(repeating: "Too big for the document cache. ", count: documentLimit / 30)
+        var session: JSONValue = .null
+
         func round(_ i: Int) {
-            switch i % 10 {
-            case 0: XCTAssertNotNil(d.call("document/open", ["uri": .string("soak-\(i % 40)"), "text": .string(sample)]).result)
-            case 1: _ = d.call("document/close", ["uri": .string("soak-\((i - 1) % 40)")])
-            case 2:
-                let sid = d.call("session/create", ["instructions": "Be brief."]).result?["sessionId"] ?? .null
-                XCTAssertNotNil(d.call("session/respond", ["sessionId": sid, "prompt": .string("Word \(i)?"), "options": ["maxTokens": 3]]).result)
-                _ = d.call("session/close", ["sessionId": sid])
-            case 3: XCTAssertNotNil(d.call("analysis/summarize", ["text": "Alice: ship on Monday. Bob: fine, I will tell support.", "maxTokens": 200]).result)
-            case 4: XCTAssertEqual(d.call("nope/\(i)").errorCode, -32601)
-            case 5: XCTAssertEqual(d.call("session/respond", ["sessionId": "gone", "prompt": "x"]).errorCode, -32004)
-            case 6: XCTAssertNotNil(d.call("document/list").result)
-            default: XCTAssertNotNil(d.call("model/status").result)
+            let cycle = i / 24, uri = JSONValue.string("soak-\(cycle % 8)")
+            let text = variants[cycle % 3]
+            switch i % 24 {
+            case 0: send("document/open", ["uri": uri, "text": .string(text)])
+            case 1: send("analysis/summarize", ["uri": uri, "maxTokens": 240])
+            case 2: send("analysis/tags", ["uri": uri])
+            case 3: send("analysis/entities", ["uri": uri])
+            case 4: send("analysis/highlights", ["uri": uri])
+            case 5: send("analysis/content", ["uri": uri])
+            case 6: send("analysis/worthIt", ["uri": uri, "comments": ["Great calibration detail.", "Ship it already!"]])
+            case 7: send("analysis/compare", ["documents": [["uri": uri], ["text": .string(variants[(cycle + 1) % 3]), "title": "Next"]]])
+            case 8: send("ask/stream", ["uri": uri, "question": .string(questions[cycle % 3]), "maxTokens": 64, "workDoneToken": "soak"])
+            case 9: session = send("session/create", ["instructions": "Answer in a few words."])?["sessionId"] ?? .null
+            case 10: send("session/respond", ["sessionId": session, "prompt": .string("Name a color, \(i)."), "options": ["maxTokens": 4]])
+            case 11: send("session/transcript", ["sessionId": session])
+            case 12: send("session/close", ["sessionId": session])
+            case 13:
+                send("compose/variations", ["text": "Dana, the sensor report is late again and the launch slips a week. Please send it by Friday.",
+                                            "tones": [.string(tones[cycle % 5])], "audience": .string(audiences[(cycle / 5) % 5]),
+                                            "maxTokens": 48, "seed": 3, "ephemeral": .bool(cycle % 2 == 0)])
+            case 14: send("compose/history/list", ["limit": 3])
+            case 15: send("document/list")
+            case 16: send("document/change", ["uri": uri, "text": .string(variants[(cycle + 1) % 3])])
+            case 17: send("nope/\(i)", error: -32601)
+            case 18: send("session/respond", ["sessionId": "gone", "prompt": "x"], error: -32004)
+            case 19: send("document/open", ["uri": "soak-huge", "text": .string(huge)], error: -32602)
+            case 20: send("analysis/summarize", ["text": "Alice: ship on Monday. Bob: fine, I will tell support.", "maxTokens": 200])
+            case 21:
+                if cycle >= 4 { send("document/close", ["uri": .string("soak-\((cycle + 4) % 8)")]) } else { send("rpc.discover") }
+            default:
+                let caches = send("model/status")?["caches"]
+                let docBytes = caches?["documentBytes"]?.intValue ?? .max, analysisBytes = caches?["analysisBytes"]?.intValue ?? .max
+                peak = (max(peak.documents, docBytes), max(peak.analyses, analysisBytes))
+                XCTAssertLessThanOrEqual(docBytes, documentLimit, "document cache over its limit: \(caches ?? .null)")
+                XCTAssertLessThanOrEqual(analysisBytes, analysisLimit, "analysis cache over its limit: \(caches ?? .null)")
             }
         }
-        for i in 0..<min(200, total / 2) { round(i) }
+        let warmUp = min(240, total / 2)
+        for i in 0..<warmUp { round(i) }
         let warm = try XCTUnwrap(currentRSS(d.process.processIdentifier))
-        for i in 0..<total { round(i) }
+        for i in warmUp..<(warmUp + total) { round(i) }
         let after = try XCTUnwrap(currentRSS(d.process.processIdentifier))
         let growth = after - warm
-        print("soak: \(total) requests, RSS \(warm >> 20) MB -> \(after >> 20) MB (growth \(growth >> 10) KB)")
+        let sent = counts.values.reduce(0, +)
+        print("soak: \(sent) requests (\(total) after a \(warmUp)-request warm-up) over \(counts.count) methods; RSS \(warm >> 20) MB -> \(after >> 20) MB "
+              + "(growth \(growth >> 10) KB); peak cache bytes: documents \(peak.documents)/\(documentLimit), analyses \(peak.analyses)/\(analysisLimit)")
         XCTAssertLessThanOrEqual(growth, 10 << 20, "RSS grew \(growth >> 20) MB")
+        XCTAssertGreaterThan(peak.analyses, analysisLimit / 2, "the soak never filled the analysis cache, so its limit went untested")
+        let engine = try XCTUnwrap(d.call("model/status").result?["engine"])
+        XCTAssertEqual(engine["freeSlots"], engine["sequenceSlots"], "slot leak: \(engine)")
+    }
+
+    /// A client that never closes sessions cannot grow the daemon without bound: past
+    /// 1,024 the least recently used idle session is closed.
+    func testOpenSessionsAreBounded() throws {
+        let d = try DaemonProcess()
+        _ = d.initialize()
+        let ids = (0..<1030).map { _ in d.call("session/create").result?["sessionId"] ?? .null }
+        XCTAssertEqual(Set(ids.compactMap(\.stringValue)).count, 1030)
+        XCTAssertEqual(d.call("model/status").result?["caches"]?["sessions"], 1024)
+        XCTAssertEqual(d.call("session/transcript", ["sessionId": ids[0]]).errorCode, -32004, "the oldest session should be closed")
+        XCTAssertNotNil(d.call("session/transcript", ["sessionId": ids[1029]]).result)
     }
 
     func currentRSS(_ pid: Int32) -> Int? {

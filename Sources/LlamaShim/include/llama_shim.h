@@ -23,6 +23,13 @@ typedef void (*pl_log_fn)(int level, const char *text, void *user_data);
 /// (never to stdout). Safe to call more than once.
 void pl_init(pl_log_fn fn, void *user_data);
 
+/// Process memory habits for a long-running daemon (glibc): two malloc arenas, so memory a
+/// thread frees is reused by the others instead of stranded in its own arena. (Fixed mmap
+/// and trim thresholds were tried and dropped: the sampler's per-token vocabulary-sized
+/// buffers then cost a map, page faults and an unmap each, slowing generation many times.)
+/// Call once, first thing. A no-op elsewhere.
+void pl_tune_malloc(void);
+
 // MARK: model
 /// Loads a GGUF model. On failure returns NULL and writes a reason into err.
 pl_model *pl_model_load(const char *path, char *err, size_t err_len);
@@ -58,7 +65,9 @@ typedef struct {
     uint32_t n_ubatch;
     uint32_t n_seq_max;
     int32_t n_threads;
-    bool kv_q8;  // store the KV cache as q8_0 (half the memory of f16; enables flash attention)
+    bool k_q8;        // keys stored as q8_0 (half the memory of f16)
+    bool v_q8;        // values stored as q8_0 (needs flash attention, which then dequantizes every row it reads)
+    bool flash_attn;  // flash attention: no n_kv x n_ubatch score matrix in the compute buffer
 } pl_context_params;
 
 pl_context *pl_context_new(pl_model *m, pl_context_params p, char *err, size_t err_len);
