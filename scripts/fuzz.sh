@@ -8,6 +8,8 @@ SECONDS_EACH="${1:-300}"
 OUT=.build-fuzz
 mkdir -p "$OUT"
 export PATH="/opt/swift/usr/bin:$PATH"
+# Swift's own backtracer trips over ASan (memserver_read) and can hang; libFuzzer prints the stack.
+export SWIFT_BACKTRACE=enable=no
 declare -A SOURCES=(
   [jsonrpc]="Sources/ParlanceJSON/*.swift Sources/JSONRPC/FrameDecoder.swift Sources/JSONRPC/Message.swift Sources/JSONRPC/ErrorCode.swift"
   [documents]="Sources/ParlanceHash/*.swift Sources/ParlanceDocuments/*.swift"

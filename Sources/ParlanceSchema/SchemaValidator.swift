@@ -220,6 +220,16 @@ private final class Run {
         out.append(.init(path: path, keyword: "type", message: "\(path): expected \(what), got \(v.typeName)"))
     }
 
-    static func child(_ path: String, _ name: String) -> String { path == "(root)" ? name : "\(path).\(name)" }
+    /// `a.b` for a plain name; `a["b.c"]` (JSON-quoted) for one that is empty or holds other
+    /// characters, so every path is non-empty and reads back unambiguously.
+    static func child(_ path: String, _ name: String) -> String {
+        if isPlain(name) { return path == "(root)" ? name : "\(path).\(name)" }
+        let quoted = "[\(JSONValue.string(name).serialized())]"
+        return path == "(root)" ? quoted : path + quoted
+    }
+    static func isPlain(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first == "_" || first == "$" || first.properties.isAlphabetic else { return false }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || $0 == "$" || $0 == "-" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+    }
     static func index(_ path: String, _ i: Int) -> String { path == "(root)" ? "[\(i)]" : "\(path)[\(i)]" }
 }

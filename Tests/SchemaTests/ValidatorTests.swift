@@ -51,6 +51,15 @@ final class ValidatorTests: XCTestCase {
         XCTAssertEqual(check(#"{"a":1}"#, #"{"additionalProperties":true}"#), [])
     }
 
+    /// Found by the schema fuzzer: a field named "" at the root had an empty path.
+    func testFieldNamesThatAreNotPlainAreQuotedInPaths() {
+        XCTAssertEqual(check(#"{}"#, #"{"required":[""]}"#), [#"[""]|required|missing required field '[""]'"#])
+        XCTAssertEqual(check(#"{"a":{}}"#, #"{"properties":{"a":{"required":["b.c"]}}}"#),
+                       [#"a["b.c"]|required|missing required field 'a["b.c"]'"#])
+        XCTAssertEqual(check(#"{"x":{}}"#, #"{"properties":{"x":{"required":["max-items_2"]}}}"#),
+                       ["x.max-items_2|required|missing required field 'x.max-items_2'"])
+    }
+
     func testItemsMinItemsMaxItemsUniqueItems() {
         let schema = #"{"type":"array","items":{"type":"string","enum":["formal","casual","empathetic","direct","diplomatic"]},"minItems":1,"maxItems":2,"uniqueItems":true}"#
         XCTAssertEqual(check(#"["formal","casual"]"#, schema), [])
