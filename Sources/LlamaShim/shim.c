@@ -122,6 +122,7 @@ pl_context *pl_context_new(pl_model *m, pl_context_params p, char *err, size_t e
     cp.n_batch = p.n_batch;
     cp.n_ubatch = p.n_ubatch;
     cp.n_seq_max = p.n_seq_max;
+    cp.n_outputs_max = p.n_outputs_max;
     cp.n_threads = p.n_threads;
     cp.n_threads_batch = p.n_threads;
     cp.kv_unified = true;  // sequences share one pool of cells, so prefix copies cost nothing

@@ -12,16 +12,17 @@ public struct EngineConfig: Sendable {
     public var batchSize: Int
     public var microBatch: Int
     public var promptChunk: Int
-    /// Element types of the KV cache. q8_0 halves memory; for values it costs about a quarter
-    /// of prompt speed on CPU (flash attention dequantizes every value row it reads; see
-    /// `parlance-bench --reference-matrix`). `--cache-type-v f16` buys the speed for ~22 MB.
+    /// Element types of the KV cache. q8_0 halves memory. For keys that costs no measurable
+    /// speed; for values it costs about a fifth of prompt speed on CPU (flash attention
+    /// dequantizes every value row it reads; see `parlance-bench --reference-matrix`), so
+    /// values default to f16, ~22 MB more at 4,096 tokens.
     public var cache: KVCacheTypes
     /// Flash attention (always on with q8_0 values, which need it).
     public var flashAttention: Bool
 
     public init(modelPath: String, contextSize: Int = 4096, threads: Int = 2, parallel: Int = 8, cachedSequences: Int = 8,
                 maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128,
-                cache: KVCacheTypes = .init(keys: .q8_0, values: .q8_0), flashAttention: Bool = true) {
+                cache: KVCacheTypes = .init(keys: .q8_0, values: .f16), flashAttention: Bool = true) {
         self.modelPath = modelPath
         self.contextSize = contextSize
         self.threads = threads
@@ -81,8 +82,11 @@ public final class Engine: Sendable {
         let gguf = try GGUFInspector.inspect(path: config.modelPath)
         let model = try LlamaModel(path: config.modelPath)
         let sequences = config.parallel + config.cachedSequences
+        // The scheduler asks for one logits row per active request per batch (its next
+        // token, or a prompt's last), so that many rows are reserved, not one per batch token:
+        // at the default 256-token batch that saves ~45 MiB of compute buffer.
         let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
-                                   sequences: sequences, threads: config.threads, cache: config.cache,
+                                   sequences: sequences, outputsPerBatch: sequences, threads: config.threads, cache: config.cache,
                                    flashAttention: config.flashAttention)
         self.model = model
         self.config = config

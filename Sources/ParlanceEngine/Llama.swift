@@ -146,12 +146,14 @@ final class LlamaContext: @unchecked Sendable {
     let handle: OpaquePointer
     let model: LlamaModel
 
-    init(model: LlamaModel, contextSize: Int, batchSize: Int, microBatch: Int? = nil, sequences: Int, threads: Int,
-         cache: KVCacheTypes = .init(keys: .f16, values: .f16), flashAttention: Bool = false) throws(EngineError) {
+    /// `outputsPerBatch`: the most logits rows one batch asks for (nil: llama.cpp's default,
+    /// every token). Each reserved row costs n_vocab floats of compute buffer.
+    init(model: LlamaModel, contextSize: Int, batchSize: Int, microBatch: Int? = nil, sequences: Int, outputsPerBatch: Int? = nil,
+         threads: Int, cache: KVCacheTypes = .init(keys: .f16, values: .f16), flashAttention: Bool = false) throws(EngineError) {
         self.model = model
         var err = [CChar](repeating: 0, count: 256)
         let p = pl_context_params(n_ctx: UInt32(contextSize), n_batch: UInt32(batchSize), n_ubatch: UInt32(microBatch ?? batchSize),
-                                  n_seq_max: UInt32(sequences), n_threads: Int32(threads),
+                                  n_seq_max: UInt32(sequences), n_outputs_max: UInt32(outputsPerBatch ?? 0), n_threads: Int32(threads),
                                   k_q8: cache.keys == .q8_0, v_q8: cache.values == .q8_0, flash_attn: flashAttention)
         guard let h = pl_context_new(model.handle, p, &err, err.count) else {
             throw .contextCreationFailed(String(cBuffer: err))

@@ -21,7 +21,7 @@ let usage = """
       --parallel N            requests decoded together (default \(engine.parallel))
       --batch N               tokens per llama_decode batch (default \(engine.batchSize))
       --cache-type-k TYPE     KV cache keys: f16 or q8_0 (default \(engine.cache.keys.rawValue))
-      --cache-type-v TYPE     KV cache values: f16 or q8_0 (default \(engine.cache.values.rawValue); q8_0 halves their memory, slows prompts)
+      --cache-type-v TYPE     KV cache values: f16 or q8_0 (default \(engine.cache.values.rawValue); q8_0 halves their memory, slows prompts ~20%)
       --flash-attn on|off     flash attention (default \(engine.flashAttention ? "on" : "off"); q8_0 values need it)
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)

@@ -64,6 +64,8 @@ typedef struct {
     uint32_t n_batch;
     uint32_t n_ubatch;
     uint32_t n_seq_max;
+    uint32_t n_outputs_max;  // logits rows one ubatch may ask for; 0 = llama.cpp's default (n_batch). The
+                             // compute buffer reserves n_outputs_max x n_vocab floats for them.
     int32_t n_threads;
     bool k_q8;        // keys stored as q8_0 (half the memory of f16)
     bool v_q8;        // values stored as q8_0 (needs flash attention, which then dequantizes every row it reads)
