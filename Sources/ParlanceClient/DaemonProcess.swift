@@ -44,6 +44,7 @@ public final class DaemonProcess: @unchecked Sendable {
         var e = ProcessInfo.processInfo.environment
         if isolatedCaches {
             let tmp = NSTemporaryDirectory() + "parlance-test-\(UUID().uuidString)"
+            scratch = tmp
             e["PARLANCE_CACHE_DIR"] = tmp + "/cache"
             e["PARLANCE_DATA_DIR"] = tmp + "/data"
         }
@@ -60,10 +61,17 @@ public final class DaemonProcess: @unchecked Sendable {
         try process.run()
     }
 
+    /// The private cache and data directories of an `isolatedCaches` daemon, removed with it.
+    private var scratch: String? = nil
+
     deinit {
         stdout.fileHandleForReading.readabilityHandler = nil
         stderr.fileHandleForReading.readabilityHandler = nil
-        if process.isRunning { process.terminate() }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        if let scratch { try? FileManager.default.removeItem(atPath: scratch) }
     }
 
     private func receive(_ d: Data) {

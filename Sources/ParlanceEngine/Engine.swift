@@ -19,10 +19,17 @@ public struct EngineConfig: Sendable {
     public var cache: KVCacheTypes
     /// Flash attention (always on with q8_0 values, which need it).
     public var flashAttention: Bool
+    /// Where long prefixes' KV states are saved for reuse across evictions and restarts
+    /// (nil: never), and the most bytes kept there (least recently used deleted first).
+    public var stateDirectory: String?
+    public var stateLimitBytes: Int
+    /// Receives the engine's warnings (a state file it could not write or read).
+    public var onWarning: @Sendable (String) -> Void
 
     public init(modelPath: String, contextSize: Int = 4096, threads: Int = 2, parallel: Int = 8, cachedSequences: Int = 8,
                 maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128,
-                cache: KVCacheTypes = .init(keys: .q8_0, values: .f16), flashAttention: Bool = true) {
+                cache: KVCacheTypes = .init(keys: .q8_0, values: .f16), flashAttention: Bool = true,
+                stateDirectory: String? = nil, stateLimitBytes: Int = 1 << 30, onWarning: @escaping @Sendable (String) -> Void = { _ in }) {
         self.modelPath = modelPath
         self.contextSize = contextSize
         self.threads = threads
@@ -34,6 +41,9 @@ public struct EngineConfig: Sendable {
         self.promptChunk = promptChunk
         self.cache = cache
         self.flashAttention = flashAttention
+        self.stateDirectory = stateDirectory
+        self.stateLimitBytes = stateLimitBytes
+        self.onWarning = onWarning
     }
 
     public static let minimumContext = 512
@@ -97,10 +107,16 @@ public final class Engine: Sendable {
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
             templateSha256: SHA256.hex(model.chatTemplate ?? ""))
+        let digest = ModelDigest(path: config.modelPath)
+        self.digest = digest
+        // State files hold this model's KV cells in this cache layout, and nothing else's.
+        let store = config.stateDirectory.map { dir in
+            PrefixStore(root: dir, fingerprint: { "\(digest.value.prefix(16))-k\(config.cache.keys)-v\(config.cache.values)" },
+                        limitBytes: config.stateLimitBytes, warn: config.onWarning)
+        }
         scheduler = Scheduler(ctx: ctx, model: model, config: .init(
             sequences: sequences, maxActive: config.parallel, maxQueue: config.maxQueue,
-            batchSize: config.batchSize, promptChunk: config.promptChunk))
-        digest = ModelDigest(path: config.modelPath)
+            batchSize: config.batchSize, promptChunk: config.promptChunk), store: store)
         let s = scheduler
         let t = Thread { s.run() }
         t.name = "parlance-engine"

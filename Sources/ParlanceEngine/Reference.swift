@@ -49,5 +49,30 @@ public enum Reference {
         return Figures(promptTokensPerSecond: pp, decodeTokensPerSecond: tg)
     }
 
+    /// Raw batched decode: `streams` sequences each decode one token per `llama_decode`
+    /// (no sampling), after a short prompt each: the aggregate tokens per second llama.cpp
+    /// itself reaches at that batch width, to divide the daemon's concurrent figures by.
+    public static func batchedDecode(modelPath: String, threads: Int, contextSize: Int, streams: Int, steps: Int = 64,
+                                     cache: KVCacheTypes = .init(keys: .f16, values: .f16), flashAttention: Bool = false) throws -> Double {
+        let model = try LlamaModel(path: modelPath)
+        let ctx = try LlamaContext(model: model, contextSize: contextSize, batchSize: 512, sequences: streams, outputsPerBatch: streams,
+                                   threads: threads, cache: cache, flashAttention: flashAttention)
+        let batch = LlamaBatch(capacity: 512, sequences: streams)
+        let vocab = Int32(model.vocabularySize)
+        let promptLength = 32
+        batch.clear()
+        for s in 0..<streams {
+            for i in 0..<promptLength { batch.add(Int32.random(in: 0..<vocab), pos: Int32(i), seq: Int32(s), logits: i == promptLength - 1) }
+        }
+        guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference batched prompt failed") }
+        let t0 = ContinuousClock.now
+        for step in 0..<steps {
+            batch.clear()
+            for s in 0..<streams { batch.add(Int32.random(in: 0..<vocab), pos: Int32(promptLength + step), seq: Int32(s), logits: true) }
+            guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference batched decode failed") }
+        }
+        return Double(streams * steps) / seconds(ContinuousClock.now - t0)
+    }
+
     static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
 }

@@ -51,16 +51,20 @@ final class Scheduler: @unchecked Sendable {
     /// Final events (results and errors) held until the step's stats are published, so a
     /// client that reads `model/status` right after a response sees its slot free.
     private var settlements: [() -> Void] = []
+    /// Sequences to save to the KV state store after this iteration's results are out.
+    private var saves: [Int] = []
+    private let store: PrefixStore?
     /// Measured cost of a prompt token in a large batch (moving average; 0 until measured).
     /// Prompt chunks are sized so one step takes about `stepSeconds`: progress reports keep
     /// coming, generating streams keep their pace, on slow machines and deep prompts alike.
     private var secondsPerPromptToken = 0.0
     static let stepSeconds = 1.0
 
-    init(ctx: LlamaContext, model: LlamaModel, config: Config) {
+    init(ctx: LlamaContext, model: LlamaModel, config: Config, store: PrefixStore?) {
         self.ctx = ctx
         self.model = model
         self.config = config
+        self.store = store
         batch = LlamaBatch(capacity: config.batchSize, sequences: config.sequences)
         slots = Array(repeating: Slot(), count: config.sequences)
         inbox = Mutex(Inbox(stats: EngineStats(
@@ -149,6 +153,8 @@ final class Scheduler: @unchecked Sendable {
             let done = settlements
             settlements = []
             done.forEach { $0() }
+            for seq in saves where slots[seq].job == nil { store?.save(seq: Int32(seq), tokens: slots[seq].tokens, ctx: ctx) }
+            saves = []
         }
     }
 
@@ -191,6 +197,7 @@ final class Scheduler: @unchecked Sendable {
             waiting.removeFirst()
             // Always evaluate at least the last prompt token: its logits start generation.
             let reuse = min(reuse0, max(0, prompt.count - 1))
+            if reuse == 0, !slots[seq].tokens.isEmpty { retire(seq) }
             ctx.removeTokens(seq: Int32(seq), from: Int32(reuse))
             slots[seq].tokens.removeSubrange(min(reuse, slots[seq].tokens.count)...)
             slots[seq].job = job
@@ -215,7 +222,8 @@ final class Scheduler: @unchecked Sendable {
 
     /// Picks an idle sequence for a prompt and fills it with the longest cached prefix:
     /// in place when the best match is idle and cheap to trim, otherwise copied from the
-    /// best match (busy or valuable) into the least valuable idle sequence.
+    /// best match (busy or valuable) into the least valuable idle sequence, or restored
+    /// from a KV state file when the disk holds a longer prefix than memory.
     /// Returns the sequence and how many prompt tokens its KV cache now holds.
     private func placeSequence(for prompt: [Token]) -> (Int, Int)? {
         let idle = slots.indices.filter { slots[$0].job == nil }
@@ -225,6 +233,15 @@ final class Scheduler: @unchecked Sendable {
             let l = commonPrefix(s.tokens, prompt)
             if l > (source?.lcp ?? 0) { source = (i, l) }
         }
+        if let (entry, prefix) = store?.bestMatch(for: prompt, better: source?.lcp ?? 0) {
+            let target = leastValuable(idle)!
+            retire(target)
+            if let restored = store?.load(entry, into: Int32(target), ctx: ctx) {
+                ctx.removeTokens(seq: Int32(target), from: Int32(prefix))
+                slots[target].tokens = Array(restored[..<prefix])
+                return (target, prefix)
+            }
+        }
         guard let src = source else { return (leastValuable(idle)!, 0) }
         let srcSlot = slots[src.seq]
         let trimmedAway = srcSlot.tokens.count - src.lcp
@@ -232,10 +249,17 @@ final class Scheduler: @unchecked Sendable {
             return (src.seq, src.lcp)
         }
         guard let target = leastValuable(idle.filter { $0 != src.seq }) else { return (src.seq, src.lcp) }
-        ctx.removeTokens(seq: Int32(target), from: 0)
+        retire(target)
         ctx.copyTokens(from: Int32(src.seq), to: Int32(target), upTo: Int32(src.lcp))
         slots[target].tokens = Array(prompt[..<src.lcp])
         return (target, src.lcp)
+    }
+
+    /// Empties an idle sequence, first saving a valuable one to the KV state store.
+    private func retire(_ seq: Int) {
+        if slots[seq].priority > .normal { store?.save(seq: Int32(seq), tokens: slots[seq].tokens, ctx: ctx) }
+        ctx.removeTokens(seq: Int32(seq), from: 0)
+        slots[seq].tokens = []
     }
 
     /// Empty first, then lowest cache priority, then least recently used.
@@ -246,13 +270,6 @@ final class Scheduler: @unchecked Sendable {
             if sa.priority != sb.priority { return sa.priority < sb.priority }
             return sa.lastUsed < sb.lastUsed
         }
-    }
-
-    private func commonPrefix(_ a: [Token], _ b: [Token]) -> Int {
-        var i = 0
-        let n = min(a.count, b.count)
-        while i < n, a[i] == b[i] { i += 1 }
-        return i
     }
 
     private func release(_ job: Job) {
@@ -386,6 +403,8 @@ final class Scheduler: @unchecked Sendable {
     private func finish(_ j: Job, _ reason: FinishReason, now: ContinuousClock.Instant) {
         let tail = j.text.finish()
         if !tail.isEmpty { j.continuation.yield(.text(tail)) }
+        // A long, valuable prefix evaluated here is saved once its result is delivered.
+        if j.request.cachePriority > .normal, j.request.prompt.count - j.nCached >= PrefixStore.minimumTokens { saves.append(Int(j.seq)) }
         release(j)
         let result = GenerationResult(text: j.text.all, tokens: j.generated, finishReason: reason, stats: j.stats(now: now))
         settlements.append {
@@ -401,8 +420,7 @@ final class Scheduler: @unchecked Sendable {
         let idle = slots.indices.filter { slots[$0].job == nil && !slots[$0].tokens.isEmpty }
             .sorted { (slots[$0].priority, slots[$0].lastUsed) < (slots[$1].priority, slots[$1].lastUsed) }
         if let victim = idle.first {
-            ctx.removeTokens(seq: Int32(victim), from: 0)
-            slots[victim].tokens = []
+            retire(victim)
             return
         }
         if active.count > 1, let j = active.last(where: { $0.inPrompt && $0.generated.isEmpty }) {

@@ -33,6 +33,15 @@ LlamaLog.install { level, line in
 // `--reference-matrix`: only the raw llama.cpp figures for each KV type, attention kernel
 // and batch size the daemon can be started with (`--cache-type-k`, `--cache-type-v`,
 // `--flash-attn`, `--batch`).
+if args.isEmpty, CommandLine.arguments.contains("--batched-reference") {
+    let daemonConfig = EngineConfig(modelPath: modelPath)
+    for n in [4, 5, 6, 4, 5, 6, 4, 5, 6, 1, 1] {
+        let r = try Reference.batchedDecode(modelPath: modelPath, threads: threads, contextSize: contextSize, streams: n,
+                                            cache: daemonConfig.cache, flashAttention: daemonConfig.flashAttention)
+        print("streams \(n): \(r) tok/s")
+    }
+    exit(0)
+}
 if matrixOnly {
     typealias Config = (k: KVCacheTypes.Element, v: KVCacheTypes.Element, fa: Bool, batch: Int)
     let configs: [Config] = [(.f16, .f16, false, 512), (.f16, .f16, true, 256), (.q8_0, .f16, true, 256), (.q8_0, .f16, true, 512),

