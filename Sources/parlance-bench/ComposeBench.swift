@@ -11,7 +11,11 @@ import ParlanceJSON
 /// - five tones in one request against one tone alone, each on a fresh 60-word selection
 ///   (so each evaluates its own selection, as an editor's new selection would); the
 ///   one-tone requests use the seeds the tones get inside the five-tone request.
-func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double) -> JSONValue {
+///   Beside it, the ratio raw llama.cpp would reach doing the same work (the same uncached
+///   prompt tokens at its pp rate; the same generated tokens at its one-sequence tg rate,
+///   and for five tones at its five-sequence batched rate): the floor no scheduler beats.
+func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double, referenceDecodeTokPerSec: Double,
+                  referenceFiveStreamsTokPerSec: Double) -> JSONValue {
     let tones = ["formal", "casual", "empathetic", "direct", "diplomatic"]
     let maxTokens = 96
     func selection(_ salt: String) -> String {
@@ -56,14 +60,24 @@ func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double) -> JSONV
     // were: on the five's selection its prompt would already be cached and flatter one tone.
     var oneWalls: [Double] = []
     var oneTtfts: [Double] = []
+    var oneRawMs: [Double] = []
+    func generated(_ r: JSONValue?) -> Int { r?["usage"]?["generatedTokens"]?.intValue ?? 0 }
+    func rawMs(promptTokens: Int, generatedTokens: Int, decodeTokPerSec: Double) -> Double {
+        (Double(promptTokens) / max(referencePromptTokPerSec, 1e-9) + Double(generatedTokens) / max(decodeTokPerSec, 1e-9)) * 1000
+    }
     for (i, tone) in tones.enumerated() {
-        let (_, t, wall) = run(selection("Falcon-\(salt)-\(i)"), tones: [tone], seed: 100 + i, token: "cb-one-\(i)")
+        let (one, t, wall) = run(selection("Falcon-\(salt)-\(i)"), tones: [tone], seed: 100 + i, token: "cb-one-\(i)")
         oneWalls.append(wall)
         oneTtfts.append(t)
+        let u = one?["usage"]
+        oneRawMs.append(rawMs(promptTokens: (u?["promptTokens"]?.intValue ?? 0) - (u?["cachedPromptTokens"]?.intValue ?? 0),
+                              generatedTokens: generated(one), decodeTokPerSec: referenceDecodeTokPerSec))
     }
     let oneMean = oneWalls.reduce(0, +) / Double(max(1, oneWalls.count))
     let ratio = fiveWall / max(oneMean, 1e-9)
     let variations = five?["variations"]?.arrayValue ?? []
+    let fiveRawMs = rawMs(promptTokens: uncached, generatedTokens: generated(five), decodeTokPerSec: referenceFiveStreamsTokPerSec)
+    let rawRatio = fiveRawMs / max(oneRawMs.reduce(0, +) / Double(max(1, oneRawMs.count)), 1e-9)
 
     return [
         "selectionWords": .int(words),
@@ -77,6 +91,7 @@ func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double) -> JSONV
         "oneTone": ["meanWallMs": r2(oneMean), "maxWallMs": r2(oneWalls.max() ?? 0), "firstTokenMs": .array(oneTtfts.map(r2))],
         "ttftLimitMs": r2(ttftLimit), "idealPromptMs": r2(ideal),
         "fiveVsOneTone": r2(ratio),
+        "rawLlamaFiveVsOneTone": r2(rawRatio),
         "targets": [
             "composeTtft<=1.2xIdeal+50ms": .bool(ttft >= 0 && ttft <= ttftLimit),
             "fiveTones<=2.5xOne": .bool(ratio <= 2.5),
