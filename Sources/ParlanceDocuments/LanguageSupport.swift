@@ -5,7 +5,7 @@ import Foundation
 public enum LanguageSupport {
     public static let supported: [String] = [
         "en-us", "en-gb", "en-au", "fr-fr", "fr-ca", "de-de", "it-it", "pt-br", "es-es", "es-us", "es-419",
-        "zh-hans", "ja-jp", "ko-kr",
+        "zh-hans", "ja-jp", "ko-kr", "nb-no",
     ]
 
     public struct Resolution: Sendable, Equatable, Codable {
@@ -26,7 +26,7 @@ public enum LanguageSupport {
     /// Languages with a supported variant, and the variant a bare code means.
     static let defaultRegion: [String: String] = [
         "en": "en-us", "fr": "fr-fr", "de": "de-de", "it": "it-it", "es": "es-es", "pt": "pt-br",
-        "ja": "ja-jp", "ko": "ko-kr", "zh": "zh-hans",
+        "ja": "ja-jp", "ko": "ko-kr", "zh": "zh-hans", "nb": "nb-no",
     ]
 
     static let names: [String: String] = [
@@ -62,7 +62,10 @@ public enum LanguageSupport {
 
         switch tag.language {
         case "nb", "nn", "no":
-            return fallback("en-gb", "Norwegian (nb-no) is not supported for output; using British English (en-gb)")
+            // Bokmål is the Norwegian written for output (the seed's 26.1 rule): Nynorsk and
+            // generic Norwegian fall back to it, visibly.
+            if tag.language == "nb", tag.region == nil || tag.region == "no" { return Resolution(language: "nb-no") }
+            return fallback("nb-no", "\(original) is not supported for output; using Norwegian Bokmål (nb-no)")
         case "zh":
             let traditional = tag.script == "hant" || (tag.script == nil && ["tw", "hk", "mo"].contains(tag.region ?? ""))
             if traditional {

@@ -102,7 +102,7 @@ public struct AnalysisInput: Sendable {
 enum Languages {
     static func name(_ tag: String) -> String {
         let names = ["en": "English", "fr": "French", "de": "German", "it": "Italian", "pt": "Portuguese", "es": "Spanish",
-                     "zh": "Chinese", "ja": "Japanese", "ko": "Korean"]
+                     "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "nb": "Norwegian Bokmål"]
         let base = String(tag.split(separator: "-").first ?? "en")
         var n = names[base] ?? "English"
         if tag == "en-gb" { n = "British English" }

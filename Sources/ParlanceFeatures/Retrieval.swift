@@ -90,6 +90,7 @@ enum Retrieval {
             "en": "Not found in the document.", "fr": "Introuvable dans le document.", "de": "Nicht im Dokument gefunden.",
             "es": "No se encuentra en el documento.", "it": "Non trovato nel documento.", "pt": "Não encontrado no documento.",
             "ja": "ドキュメントには見つかりません。", "ko": "문서에서 찾을 수 없습니다.", "zh": "文档中未找到。",
+            "nb": "Ikke funnet i dokumentet.",
         ]
         return messages[String(language.split(separator: "-").first ?? "en")] ?? messages["en"]!
     }

@@ -182,6 +182,7 @@ public enum WorthIt {
             "ja": ("この動画の主なメッセージは何ですか？", "%@について何と言っていますか？", "この動画は誰に向けたものですか？", "最も実践的なヒントは何ですか？"),
             "ko": ("이 영상의 핵심 메시지는 무엇인가요?", "%@에 대해 무엇을 말하나요?", "이 영상은 누구를 위한 것인가요?", "가장 실용적인 팁은 무엇인가요?"),
             "zh": ("这个视频的主要观点是什么？", "关于%@，视频说了什么？", "这个视频适合谁看？", "最实用的建议是什么？"),
+            "nb": ("Hva er hovedbudskapet i denne videoen?", "Hva sier den om %@?", "Hvem er denne videoen for?", "Hva er de mest praktiske rådene?"),
         ]
         let base = String(language.split(separator: "-").first ?? "en")
         let t = templates[base] ?? templates["en"]!

@@ -29,13 +29,17 @@ public final class Server: Sendable {
     let router: Router
     let lifecycle: Lifecycle
 
-    public init(options: ServerOptions, connection: Connection, log: Logger) {
+    /// `extraRoutes` registers methods beside the registry's (tests use it for a handler
+    /// that throws an unexpected error).
+    public init(options: ServerOptions, connection: Connection, log: Logger, extraRoutes: (inout Router) -> Void = { _ in }) {
         self.connection = connection
         self.log = log
         let models = ModelHost(config: options.engine)
         services = Services(models: models, options: options.services, warn: { [log] in log.warning($0) })
         lifecycle = Lifecycle(maxMessageBytes: options.maxMessageBytes)
-        router = Registry.router(lifecycle)
+        var router = Registry.router(lifecycle)
+        extraRoutes(&router)
+        self.router = router
         lifecycle.router.withLock { $0 = router }
         models.startLoading()
     }

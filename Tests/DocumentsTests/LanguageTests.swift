@@ -52,7 +52,7 @@ final class LanguageSupportTests: XCTestCase {
     func testSupportedList() {
         XCTAssertEqual(LanguageSupport.supported, [
             "en-us", "en-gb", "en-au", "fr-fr", "fr-ca", "de-de", "it-it", "pt-br", "es-es", "es-us", "es-419",
-            "zh-hans", "ja-jp", "ko-kr",
+            "zh-hans", "ja-jp", "ko-kr", "nb-no",
         ])
         for tag in LanguageSupport.supported {
             XCTAssertEqual(LanguageSupport.resolve(tag), .init(language: tag))
@@ -83,10 +83,13 @@ final class LanguageSupportTests: XCTestCase {
         assertFallback("zh-TW", to: "zh-hans", from: "zh-tw")
         assertFallback("zh_HK", to: "zh-hans", from: "zh-hk")
         assertFallback("zh-Hant-TW", to: "zh-hans", from: "zh-hant-tw")
-        for tag in ["nb", "nn", "no", "nb-NO", "nn_NO"] {
-            assertFallback(tag, to: "en-gb", from: tag.lowercased().replacingOccurrences(of: "_", with: "-"))
+        // Bokmål is supported; Nynorsk and generic Norwegian fall back to it, reported.
+        XCTAssertEqual(LanguageSupport.resolve("nb"), .init(language: "nb-no"))
+        XCTAssertEqual(LanguageSupport.resolve("nb-NO"), .init(language: "nb-no"))
+        for tag in ["nn", "no", "nn_NO", "no-NO"] {
+            assertFallback(tag, to: "nb-no", from: tag.lowercased().replacingOccurrences(of: "_", with: "-"))
         }
-        XCTAssertTrue(LanguageSupport.resolve("nb")?.reason?.contains("nb-no") ?? false)
+        XCTAssertTrue(LanguageSupport.resolve("nn")?.reason?.contains("Bokmål") ?? false)
         for tag in ["sv", "sv-SE", "da", "da-DK", "nl", "nl-NL", "tr", "tr-TR", "vi", "vi-VN"] {
             assertFallback(tag, to: "en-gb", from: tag.lowercased())
         }

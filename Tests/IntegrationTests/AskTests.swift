@@ -108,10 +108,14 @@ final class AskTests: XCTestCase {
         XCTAssertEqual(fr["found"], false)
         XCTAssertEqual(fr["language"], "fr-fr")
         XCTAssertEqual(fr["answer"], "Introuvable dans le document.")
-        // An unsupported variant falls back visibly.
-        let nb = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "language": "nb-NO"])
-        XCTAssertEqual(nb["language"], "en-gb")
-        XCTAssertEqual(nb["fallbackFrom"], "nb-no")
+        // An unsupported variant falls back visibly: Nynorsk to Bokmål, Swedish to British English.
+        let nn = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "language": "nn-NO"])
+        XCTAssertEqual(nn["language"], "nb-no")
+        XCTAssertEqual(nn["fallbackFrom"], "nn-no")
+        XCTAssertEqual(nn["answer"], "Ikke funnet i dokumentet.")
+        let sv = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "language": "sv-SE"])
+        XCTAssertEqual(sv["language"], "en-gb")
+        XCTAssertEqual(sv["fallbackFrom"], "sv-se")
     }
 
     func testBadQuestionsAndSessions() throws {

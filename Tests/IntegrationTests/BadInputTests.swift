@@ -138,5 +138,17 @@ final class BadInputTests: XCTestCase {
         let r = try XCTUnwrap(d.call("document/open", ["uri": "inject.txt", "text": .string(injected + "Plain words follow.")]).result)
         // As control tokens this would be ~30 tokens; as text each marker is several tokens.
         XCTAssertGreaterThan(r["tokens"]?.intValue ?? 0, 100, "\(r)")
+
+        // The prompt the model sees: ten injected markers add far more than the ~30 tokens
+        // they would be as control tokens.
+        let sid = try XCTUnwrap(d.call("session/create", ["instructions": "Be brief."]).result?["sessionId"])
+        func promptTokens(_ prompt: String) throws -> Int {
+            let r = d.call("session/respond", ["sessionId": sid, "prompt": .string(prompt), "options": ["maxTokens": 1]])
+            _ = d.call("session/reset", ["sessionId": sid])
+            return try XCTUnwrap(r.result?["usage"]?["promptTokens"]?.intValue, "\(r)")
+        }
+        let plain = try promptTokens("Plain words follow.")
+        let withMarkers = try promptTokens(injected + "Plain words follow.")
+        XCTAssertGreaterThan(withMarkers - plain, 100, "special-token text was parsed as control tokens: \(plain) vs \(withMarkers)")
     }
 }

@@ -70,10 +70,13 @@ final class KVStateTests: XCTestCase {
         // A corrupt state file: dropped (logged), the request evaluates the prompt afresh.
         let kv = try XCTUnwrap(stateFiles(cache).first { $0.hasSuffix(".kv") })
         try Data("not a llama.cpp state file".utf8).write(to: URL(fileURLWithPath: kv))
-        d = try daemon(cache)
+        let log = cache + "/daemon.log"
+        d = try daemon(cache, ["--log-file", log])
         let afresh = try usageOfFirstTurn(d, prewarm: false)
         XCTAssertEqual(afresh["cachedPromptTokens"]?.intValue, 0, "\(afresh)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: kv), "the corrupt file is removed")
+        let logged = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        XCTAssertTrue(logged.contains("[warning] dropping KV state file \(kv)"), logged)
         _ = d.call("shutdown")
         d.notify("exit")
         XCTAssertEqual(d.waitExit(), 0)

@@ -43,12 +43,17 @@ final class ModelAvailabilityTests: XCTestCase {
         }
     }
 
+    /// Cut inside the tensor data (3 MB in) and inside the last tensor (one byte short).
     func testTruncatedRealModel() throws {
         let model = try XCTUnwrap(ProcessInfo.processInfo.environment["PARLANCE_DEFAULT_MODEL"])
-        let h = try XCTUnwrap(FileHandle(forReadingAtPath: model))
-        let prefix = try XCTUnwrap(h.read(upToCount: 3 << 20))
-        let d = try badModel([UInt8](prefix))
-        XCTAssertEqual(d.initialize().result?["model"]?["reason"], "invalidModelFile")
-        XCTAssertTrue(d.isRunning)
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: model)[.size] as? Int)
+        for cut in [3 << 20, size - 1] {
+            let h = try XCTUnwrap(FileHandle(forReadingAtPath: model))
+            let prefix = try XCTUnwrap(h.read(upToCount: cut))
+            let d = try badModel([UInt8](prefix))
+            XCTAssertEqual(d.initialize().result?["model"]?["reason"], "invalidModelFile", "cut at \(cut)")
+            XCTAssertEqual(d.call("model/status").result?["reason"], "invalidModelFile", "cut at \(cut)")
+            XCTAssertTrue(d.isRunning)
+        }
     }
 }

@@ -6,6 +6,7 @@ import JSONRPC
 import ParlanceEngine
 import ParlanceFeatures
 import ParlanceJSON
+import ParlanceProtocol
 import ParlanceServer
 import XCTest
 
@@ -19,7 +20,7 @@ final class DispatchTests: XCTestCase {
         let run: Task<Int32, Never>
         var decoder = FrameDecoder()
 
-        init() {
+        init(extraRoutes: (inout Router) -> Void = { _ in }) {
             var a: [Int32] = [0, 0], b: [Int32] = [0, 0]
             _ = pipe(&a)
             _ = pipe(&b)
@@ -28,7 +29,7 @@ final class DispatchTests: XCTestCase {
             let server = Server(
                 options: ServerOptions(engine: EngineConfig(modelPath: "/nonexistent/model.gguf"), maxMessageBytes: 1 << 20,
                                        services: ServiceOptions(cacheDirectory: tmp, dataDirectory: tmp, historyEnabled: false)),
-                connection: conn, log: Logger(level: .off, file: nil))
+                connection: conn, log: Logger(level: .off, file: nil), extraRoutes: extraRoutes)
             self.server = server
             toServer = a[1]
             fromServer = b[0]
@@ -77,6 +78,31 @@ final class DispatchTests: XCTestCase {
         XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":11,"method":"model/status"}"#)["result"]?["availability"], "unavailable")
         XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":12,"method":"shutdown"}"#)["result"], [:])
         XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":13,"method":"model/status"}"#)), -32600)
+        h.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
+        let exitCode = await h.run.value
+        XCTAssertEqual(exitCode, 0)
+    }
+
+    /// A method whose handler fails with an error no mapping knows.
+    enum Boom: RPCMethod {
+        static let name = "test/boom"
+        static let summary = "Always throws."
+        typealias Params = Empty
+        typealias Result = Empty
+        struct Failure: Error {}
+    }
+
+    /// A handler's unexpected Swift error answers -32603 with the request's id; the daemon
+    /// keeps serving.
+    func testHandlerErrorIsInternalErrorAndTheServerStaysUp() async throws {
+        var h = Harness { r in r.on(Boom.self) { _, _ in throw Boom.Failure() } }
+        _ = h.call(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        let failed = h.call(#"{"jsonrpc":"2.0","id":"b-7","method":"test/boom"}"#)
+        XCTAssertEqual(code(failed), -32603, "\(failed)")
+        XCTAssertEqual(failed["id"], "b-7")
+        XCTAssertTrue(failed["error"]?["message"]?.stringValue?.contains("Failure") ?? false, "\(failed)")
+        XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":2,"method":"model/status"}"#)["result"]?["availability"], "unavailable")
+        XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#)["result"], [:])
         h.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
         let exitCode = await h.run.value
         XCTAssertEqual(exitCode, 0)
