@@ -241,6 +241,8 @@ final class Scheduler: @unchecked Sendable {
                 slots[target].tokens = Array(restored[..<prefix])
                 return (target, prefix)
             }
+            // Not restored, and the sequence retired for it holds nothing now.
+            if source?.seq == target { source = nil }
         }
         guard let src = source else { return (leastValuable(idle)!, 0) }
         let srcSlot = slots[src.seq]

@@ -117,6 +117,7 @@ services.dataDirectory = dataDir
 services.historyEnabled = history
 
 let log = Logger(level: logLevel, file: logFile)
+engine.onWarning = { log.warning($0) }
 LlamaLog.install { level, line in
     let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
     guard !text.isEmpty else { return }
@@ -129,7 +130,6 @@ let server = Server(
         maxMessageBytes: maxMessage,
         services: services),
     connection: connection, log: log)
-engine.onWarning = { log.log(.warning, $0) }
 log.info("parlance \(Server.version) serving on stdio; model \(engine.modelPath)")
 
 // SIGTERM / SIGINT: cancel work and exit 0, like end of input.
