@@ -141,6 +141,15 @@ public struct FrameDecoder: Sendable {
         }
         var end = nl
         if end > pos, buf[end - 1] == 0x0D { end -= 1 }
+        // A line that ends in a Content-Length header is no JSON text: it is the tail of an LSP
+        // body whose Content-Length was too short, run into the next header. Resume there.
+        if let k = FrameDecoder.contentLengthHeader(in: buf[pos..<end]),
+           buf[(k + FrameDecoder.resyncHeader.count)..<end].allSatisfy({ $0 == 0x20 || ($0 >= 0x30 && $0 <= 0x39) }) {
+            let line = String(decoding: buf[pos..<k].prefix(80), as: UTF8.self)
+            pos = k
+            scanFrom = 0
+            return .error(FramingError(kind: .badHeader, message: "invalid bytes before a header: '\(line)'"), .ndjson)
+        }
         let size = end - pos
         defer { pos = nl + 1 }
         if size > maxMessageSize {
@@ -151,6 +160,28 @@ public struct FrameDecoder: Sendable {
 
     /// A byte that can start a JSON text other than `true`/`false`/`null` (letters start
     /// header names): such a line is NDJSON, however wrong its content turns out to be.
+    /// `Name: value`, the name made of letters, digits, `-` and `_`.
+    static func isHeaderLine(_ line: ArraySlice<UInt8>) -> Bool {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return false }
+        return line[..<colon].allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+        }
+    }
+
+    /// Where a `Content-Length:` header (any case) starts inside `line`, after its first byte.
+    static func contentLengthHeader(in line: ArraySlice<UInt8>) -> Int? {
+        let h = resyncHeader
+        guard line.count > h.count else { return nil }
+        var i = line.startIndex + 1
+        while i + h.count <= line.endIndex {
+            var k = 0
+            while k < h.count, (line[i + k] >= 0x41 && line[i + k] <= 0x5A ? line[i + k] | 0x20 : line[i + k]) == h[k] { k += 1 }
+            if k == h.count { return i }
+            i += 1
+        }
+        return nil
+    }
+
     static func startsJSONLine(_ b: UInt8) -> Bool {
         b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "-")
             || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
@@ -159,11 +190,14 @@ public struct FrameDecoder: Sendable {
     private mutating func nextLSP() -> FrameEvent? {
         // A first line that is not a header ("Name: value") is garbage on its own: report it
         // and go on from the next line, so what follows it is not swallowed into a header block.
-        if let nl = firstIndex(of: 0x0A, from: pos), !buf[pos..<nl].contains(UInt8(ascii: ":")) {
+        // Garbage that runs into a real header on the same line (the tail of a message whose
+        // Content-Length was too short) resumes at that header.
+        if let nl = firstIndex(of: 0x0A, from: pos), !FrameDecoder.isHeaderLine(buf[pos..<nl]) {
             var end = nl
             if end > pos, buf[end - 1] == 0x0D { end -= 1 }
-            let line = String(decoding: buf[pos..<end].prefix(80), as: UTF8.self)
-            pos = nl + 1
+            let resume = FrameDecoder.contentLengthHeader(in: buf[pos..<end])
+            let line = String(decoding: buf[pos..<(resume ?? end)].prefix(80), as: UTF8.self)
+            pos = resume ?? nl + 1
             return .error(FramingError(kind: .badHeader, message: "invalid header line '\(line)': expected 'Name: value' or a JSON text"), .lsp)
         }
         // Find the end of the header block (\r\n\r\n, tolerating bare \n\n).

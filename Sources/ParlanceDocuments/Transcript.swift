@@ -34,6 +34,10 @@ public struct Segment: Sendable, Codable, Hashable {
     /// range `startOffset..<endOffset`.
     public var startOffset: Int
     public var endOffset: Int
+    /// Plain text only: where the segment sits in the text as the client sent it, in
+    /// UTF-16 code units (half-open, first to last non-space character). See `SourceOffsets`.
+    public var sourceStart: Int?
+    public var sourceEnd: Int?
 
     public init(id: Int, start: Double? = nil, end: Double? = nil, speaker: String? = nil, text: String,
                 startOffset: Int = 0, endOffset: Int = 0) {

@@ -10,13 +10,15 @@ public enum TranscriptParser {
     }
 
     public static func parse(_ text: String, format: TranscriptFormat?) throws(TranscriptParseError) -> ParsedTranscript {
-        try parse(lines: Lines(Array(text.utf8)), format: format)
+        var t = try parse(lines: Lines(Array(text.utf8)), format: format)
+        if t.format == .text { SourceOffsets.attach(to: &t.segments, source: text) }
+        return t
     }
 
     /// Like `parse(_:format:)` for raw bytes; bytes that are not UTF-8 throw `.invalidUTF8`.
     public static func parse(bytes: [UInt8], format: TranscriptFormat?) throws(TranscriptParseError) -> ParsedTranscript {
-        guard String(validating: bytes, as: UTF8.self) != nil else { throw .invalidUTF8 }
-        return try parse(lines: Lines(bytes), format: format)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8 }
+        return try parse(text, format: format)
     }
 
     // MARK: Implementation

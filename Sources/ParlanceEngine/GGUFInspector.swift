@@ -53,19 +53,46 @@ public enum GGUFInspector {
             let type = try r.u32()
             meta[key] = try r.value(type: type, depth: 0)
         }
+        var extents: [(name: String, offset: UInt64, bytes: UInt64?)] = []
         for _ in 0..<tensors {
-            _ = try r.string()
+            let name = try r.string()
             let dims = try r.u32()
-            guard dims >= 1, dims <= 4 else { throw GGUFError(reason: "tensor with \(dims) dimensions") }
-            for _ in 0..<dims { _ = try r.u64() }
+            guard dims >= 1, dims <= 4 else { throw GGUFError(reason: "tensor '\(name)' with \(dims) dimensions") }
+            var elements: UInt64 = 1
+            for _ in 0..<dims {
+                let (product, overflow) = elements.multipliedReportingOverflow(by: try r.u64())
+                guard !overflow, product < 1 << 48 else { throw GGUFError(reason: "tensor '\(name)' has an implausible shape") }
+                elements = product
+            }
             let type = try r.u32()
-            guard type < 64 else { throw GGUFError(reason: "unknown tensor type \(type)") }
+            guard type < 64 else { throw GGUFError(reason: "tensor '\(name)' has unknown type \(type)") }
             let offset = try r.u64()
-            guard offset < UInt64(fileSize) else { throw GGUFError(reason: "tensor data beyond the end of the file (truncated?)") }
+            guard offset < UInt64(fileSize) else { throw GGUFError(reason: "tensor '\(name)' data beyond the end of the file (truncated?)") }
+            extents.append((name, offset, blockLayout[type].map { elements / $0.elements * $0.bytes }))
         }
         guard r.i < fileSize else { throw GGUFError(reason: "file truncated after the tensor table") }
+        // Tensor offsets count from the data section, which starts at the next multiple of
+        // the alignment after the tensor table.
+        let alignment = UInt64(meta["general.alignment"].flatMap { Int($0) } ?? 32)
+        guard alignment > 0, alignment <= 1 << 20 else { throw GGUFError(reason: "implausible alignment \(alignment)") }
+        let dataStart = (UInt64(r.i) + alignment - 1) / alignment * alignment
+        for t in extents {
+            let end = dataStart + t.offset + (t.bytes ?? 0)
+            guard end <= UInt64(fileSize) else {
+                throw GGUFError(reason: "tensor '\(t.name)' ends at byte \(end), past the end of the \(fileSize)-byte file (truncated?)")
+            }
+        }
         return GGUFInfo(version: version, tensorCount: Int(tensors), metadata: meta)
     }
+
+    /// Elements per block and bytes per block of the ggml tensor types whose layout is
+    /// fixed and common (F32, F16, BF16, the legacy and K quantizations). Other types are
+    /// checked by their offset only, and by llama.cpp's own bounds check.
+    static let blockLayout: [UInt32: (elements: UInt64, bytes: UInt64)] = [
+        0: (1, 4), 1: (1, 2), 30: (1, 2),                                    // F32, F16, BF16
+        2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),     // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+        10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),  // Q2_K … Q6_K
+    ]
 
     struct Reader {
         let b: [UInt8]

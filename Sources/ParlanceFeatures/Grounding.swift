@@ -37,6 +37,8 @@ enum Grounding {
         o["segmentId"] = .int(s.id)
         if let t = s.start { o["start"] = .double(t) }
         if let t = s.end { o["end"] = .double(t) }
+        if let n = s.sourceStart { o["startOffset"] = .int(n) }
+        if let n = s.sourceEnd { o["endOffset"] = .int(n) }
         return .object(o)
     }
 
@@ -56,6 +58,8 @@ enum Grounding {
         o["segmentIds"] = .array(parts.map { .int($0.id) })
         if let t = first.start { o["start"] = .double(t) }
         if let t = parts.last?.end { o["end"] = .double(t) }
+        if let n = first.sourceStart { o["startOffset"] = .int(n) }
+        if let n = parts.last?.sourceEnd { o["endOffset"] = .int(n) }
         return .object(o)
     }
 

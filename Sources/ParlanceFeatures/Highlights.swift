@@ -85,11 +85,8 @@ public enum Highlights {
         for d in drafts {
             for m in d["keyMoments"]?.arrayValue ?? [] {
                 guard let id = m["segmentId"]?.intValue, let seg = input.segment(id), usedMoments.insert(id).inserted else { continue }
-                var o = JSONObject()
+                var o = Grounding.ref(seg).objectValue!
                 o["title"] = .string((m["title"]?.stringValue ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
-                o["segmentId"] = .int(id)
-                if let t = seg.start { o["start"] = .double(t) }
-                if let t = seg.end { o["end"] = .double(t) }
                 if let sp = seg.speaker { o["speaker"] = .string(sp) }
                 o["text"] = .string(seg.text)
                 moments.append((id, .object(o)))

@@ -138,7 +138,7 @@ public enum WorthIt {
 
     /// The seed's score: round(100 × (0.6 × depth + 0.4 × sentiment)); +5 when both are
     /// ≥ 0.8; −10 when depth < 0.3; depth alone (flagged) without comments; 0...100.
-    static func score(depth: Double, sentiment: Double?) -> ScoreBreakdown {
+    public static func score(depth: Double, sentiment: Double?) -> ScoreBreakdown {
         let base = sentiment.map { Int((100 * (0.6 * depth + 0.4 * $0)).rounded()) } ?? Int((100 * depth).rounded())
         var adjustment = 0
         var reasons: [String] = []

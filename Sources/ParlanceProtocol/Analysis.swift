@@ -40,11 +40,16 @@ public struct SegmentRef: Codable, Sendable, Hashable, Schematic {
     public var segmentId: Int
     public var start: Double?
     public var end: Double?
-    public init(segmentId: Int, start: Double?, end: Double?) {
+    public var startOffset: Int?
+    public var endOffset: Int?
+    public init(segmentId: Int, start: Double?, end: Double?, startOffset: Int? = nil, endOffset: Int? = nil) {
         self.segmentId = segmentId
         self.start = start
         self.end = end
+        self.startOffset = startOffset
+        self.endOffset = endOffset
     }
+    public static let schemaHints: [String: SchemaHint] = sourceOffsetHints
 }
 
 let metaHints: [String: SchemaHint] = [
@@ -121,9 +126,11 @@ public struct KeyMoment: Codable, Sendable, Hashable, Schematic {
     public var end: Double?
     public var speaker: String?
     public var text: String
-    public static let schemaHints: [String: SchemaHint] = [
+    public var startOffset: Int?
+    public var endOffset: Int?
+    public static let schemaHints: [String: SchemaHint] = sourceOffsetHints.merging([
         "text": SchemaHint(description: "The segment's text, verbatim."),
-    ]
+    ]) { a, _ in a }
 }
 
 /// A quotation: whole segments of the transcript, verbatim.
@@ -133,7 +140,16 @@ public struct NotableQuote: Codable, Sendable, Hashable, Schematic {
     public var segmentIds: [Int]
     public var start: Double?
     public var end: Double?
+    public var startOffset: Int?
+    public var endOffset: Int?
+    public static let schemaHints: [String: SchemaHint] = sourceOffsetHints
 }
+
+/// Where a plain-text segment lies in the document's text (transcripts have times instead).
+public let sourceOffsetHints: [String: SchemaHint] = [
+    "startOffset": SchemaHint(description: "Plain text only: where the text starts in the document as sent, in UTF-16 code units (LSP's position encoding)."),
+    "endOffset": SchemaHint(description: "Plain text only: where the text ends (exclusive) in the document as sent, in UTF-16 code units."),
+]
 
 public enum AnalyzeHighlights: RPCMethod {
     public static let name = "analysis/highlights"

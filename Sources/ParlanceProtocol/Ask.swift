@@ -49,9 +49,11 @@ public enum AskStream: RPCMethod {
         public var end: Double?
         public var speaker: String?
         public var text: String
-        public static let schemaHints: [String: SchemaHint] = [
+        public var startOffset: Int?
+        public var endOffset: Int?
+        public static let schemaHints: [String: SchemaHint] = sourceOffsetHints.merging([
             "text": SchemaHint(description: "The segment's text, verbatim."),
-        ]
+        ]) { a, _ in a }
     }
 
     public enum Confidence: String, Codable, Sendable, SchemaEnum { case low, medium, high }

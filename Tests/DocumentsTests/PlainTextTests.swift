@@ -1,3 +1,4 @@
+import Foundation
 import ParlanceDocuments
 import XCTest
 
@@ -35,5 +36,33 @@ final class PlainTextTests: XCTestCase {
     func testTimestampsAsTextWhenForced() {
         let t = parsed("00:00:01,000 --> 00:00:02,000", .text)
         XCTAssertEqual(t.segments.map(\.text), ["00:00:01,000 --> 00:00:02,000"])
+    }
+
+    /// Each segment's source range, in UTF-16 code units of the text as sent, covers exactly
+    /// its text once whitespace is collapsed: labels, CRLF, runs of spaces, non-BMP emoji.
+    func testSourceOffsetsPointIntoTheTextAsSent() throws {
+        let text = "\u{FEFF}Intro line 😀  with   gaps.\r\n\r\nALICE:   Hi Bob.\r\nBOB: Hi\u{00A0}Alice.\nStill Bob.\n\n\n  And Bob again.  "
+        let t = parsed(text, .text)
+        XCTAssertEqual(t.segments.map(\.text), ["Intro line 😀 with gaps.", "Hi Bob.", "Hi Alice. Still Bob.", "And Bob again."])
+        let utf16 = Array(text.utf16)
+        for s in t.segments {
+            let start = try XCTUnwrap(s.sourceStart, s.text), end = try XCTUnwrap(s.sourceEnd, s.text)
+            let slice = try XCTUnwrap(String(utf16CodeUnits: Array(utf16[start..<end]), count: end - start) as String?)
+            let collapsed = slice.split(whereSeparator: { $0.isWhitespace || $0 == "\u{00A0}" }).joined(separator: " ")
+            XCTAssertEqual(collapsed, s.text)
+        }
+        // The emoji is two UTF-16 units: "Intro line 😀  with   gaps." ends at 1 + 27.
+        XCTAssertEqual(t.segments.first?.sourceStart, 1)
+        XCTAssertEqual(t.segments.first?.sourceEnd, 28)
+        XCTAssertEqual(t.segments[1].sourceStart, (text as NSString).range(of: "Hi Bob.").location)
+    }
+
+    /// Cues have times, not offsets; a split long paragraph keeps offsets per piece.
+    func testOnlyPlainTextGetsSourceOffsets() {
+        let srt = parsed("1\n00:00:01,000 --> 00:00:02,000\nHello.\n")
+        XCTAssertNil(srt.segments.first?.sourceStart)
+        let sentence = "Dr. Raman measured the battery drain on the laptop again today."
+        let long = parsed(Array(repeating: sentence, count: 20).joined(separator: " "), .text)
+        XCTAssertEqual(long.segments.map(\.sourceStart), [0, 384, 768, 1152])
     }
 }

@@ -118,6 +118,27 @@ final class AskTests: XCTestCase {
         XCTAssertEqual(sv["fallbackFrom"], "sv-se")
     }
 
+    /// A plain-text document has no times: its citations carry where the cited text sits in
+    /// the document as sent (UTF-16 offsets an editor can select).
+    func testPlainTextCitationsPointIntoTheText() throws {
+        let text = """
+            Project notes, week 12.\r\n\r\nALICE: The battery  tests failed twice, so the launch moves from February to March.\r\n\r\n\
+            BOB: Marketing needs the new date by Friday.\r\n\r\nCarol will write the   customer FAQ 😀 before the launch.
+            """
+        _ = d.call("document/open", ["uri": "file:///notes.txt", "text": .string(text)])
+        defer { _ = d.call("document/close", ["uri": "file:///notes.txt"]) }
+        let r = try ask(["uri": "file:///notes.txt", "question": "Why did the launch move to March?", "maxTokens": 64])
+        let citations = try XCTUnwrap(r["citations"]?.arrayValue)
+        XCTAssertFalse(citations.isEmpty, "\(r)")
+        let utf16 = Array(text.utf16)
+        for c in citations {
+            XCTAssertNil(c["start"], "plain text has no times")
+            let start = try XCTUnwrap(c["startOffset"]?.intValue, "\(c)"), end = try XCTUnwrap(c["endOffset"]?.intValue, "\(c)")
+            let slice = String(decoding: utf16[start..<end], as: UTF16.self)
+            XCTAssertEqual(slice.split(whereSeparator: \.isWhitespace).joined(separator: " "), c["text"]?.stringValue, "\(c)")
+        }
+    }
+
     func testBadQuestionsAndSessions() throws {
         XCTAssertEqual(d.call("ask/stream", ["uri": .string(Self.uri), "question": ""]).errorCode, -32602)
         XCTAssertEqual(d.call("ask/stream", ["uri": .string(Self.uri)]).errorCode, -32602)

@@ -42,6 +42,26 @@ final class BadInputTests: XCTestCase {
         expect(bytes("Content-Length: 5\r\n\r\n{oops"), code: -32700, "JSON")
     }
 
+    /// A body shorter than its Content-Length swallows the start of the next message: one
+    /// parse error, then the stream resynchronises and later requests are answered.
+    func testTruncatedBodyThenMoreMessages() {
+        let next = #"{"jsonrpc":"2.0","id":"lost","method":"model/status"}"#
+        expect(bytes("Content-Length: 60\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\r\nContent-Length: \(next.utf8.count)\r\n\r\n\(next)"),
+               code: -32700, "JSON")
+    }
+
+    /// End of input inside a body, or right after a header: the daemon exits cleanly
+    /// (code 0, as for any end of input) instead of waiting or crashing.
+    func testEndOfInputInsideAFrameExitsCleanly() throws {
+        for partial in ["Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":9,", "Content-Length: 40\r\n\r\n", "Content-Length: 4"] {
+            let daemon = try DaemonProcess(framing: .lsp)
+            XCTAssertNotNil(daemon.initialize().result, partial)
+            daemon.writeRaw(bytes(partial))
+            daemon.closeInput()
+            XCTAssertEqual(daemon.waitExit(timeout: 5), 0, partial)
+        }
+    }
+
     func testHugeContentLengthBodyIsSkippedAndTheStreamResynchronises() {
         let limit = 12 << 20
         let body = String(repeating: "x", count: limit + 10)
@@ -108,6 +128,37 @@ final class BadInputTests: XCTestCase {
             checked += 1
         }
         XCTAssertGreaterThan(checked, 8)
+        alive()
+    }
+
+    /// For every method, each top-level param with a bound in its schema (minimum, maximum,
+    /// minLength, maxLength, enum) is sent just past it: -32602 naming the field.
+    func testOutOfRangeParamsForEveryMethod() throws {
+        let spec = try XCTUnwrap(d.call("rpc.discover").result)
+        var methods = Set<String>(), cases = 0
+        for m in spec["methods"]?.arrayValue ?? [] where m["x-notification"] == nil {
+            let name = try XCTUnwrap(m["name"]?.stringValue)
+            if name == "initialize" || name == "shutdown" { continue }
+            for p in m["params"]?.arrayValue ?? [] {
+                guard let field = p["name"]?.stringValue, let schema = p["schema"] else { continue }
+                var bad: [(String, JSONValue)] = []
+                let integer = schema["type"] == "integer"
+                if let min = schema["minimum"]?.doubleValue { bad.append(("minimum", integer ? .int(Int(min) - 1) : .double(min - 1))) }
+                if let max = schema["maximum"]?.doubleValue { bad.append(("maximum", integer ? .int(Int(max) + 1) : .double(max + 1))) }
+                if let n = schema["minLength"]?.intValue, n > 0 { bad.append(("minLength", "")) }
+                if let n = schema["maxLength"]?.intValue, n < 100_000 { bad.append(("maxLength", .string(String(repeating: "x", count: n + 1)))) }
+                if schema["enum"]?.arrayValue?.first?.stringValue != nil { bad.append(("enum", "definitely-not-a-value")) }
+                for (keyword, value) in bad {
+                    let r = d.call(name, .object(JSONObject([(field, value)])), timeout: 60)
+                    XCTAssertEqual(r.errorCode, -32602, "\(name).\(field) past its \(keyword): \(r)")
+                    XCTAssertTrue(r["error"]?["message"]?.stringValue?.contains(field) ?? false, "\(name).\(field) \(keyword): \(r)")
+                    methods.insert(name)
+                    cases += 1
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(methods.count, 8, "methods with bounded params: \(methods.sorted())")
+        print("out-of-range: \(cases) cases over \(methods.count) methods")
         alive()
     }
 

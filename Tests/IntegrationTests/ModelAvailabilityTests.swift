@@ -52,7 +52,12 @@ final class ModelAvailabilityTests: XCTestCase {
             let prefix = try XCTUnwrap(h.read(upToCount: cut))
             let d = try badModel([UInt8](prefix))
             XCTAssertEqual(d.initialize().result?["model"]?["reason"], "invalidModelFile", "cut at \(cut)")
-            XCTAssertEqual(d.call("model/status").result?["reason"], "invalidModelFile", "cut at \(cut)")
+            let status = d.call("model/status").result
+            XCTAssertEqual(status?["reason"], "invalidModelFile", "cut at \(cut)")
+            // One byte short: caught by the Swift check, naming the tensor, before llama.cpp reads the file.
+            if cut == size - 1 {
+                XCTAssertTrue(status?["message"]?.stringValue?.contains("past the end") ?? false, "\(String(describing: status))")
+            }
             XCTAssertTrue(d.isRunning)
         }
     }

@@ -91,6 +91,25 @@ final class FrameDecoderTests: XCTestCase {
         XCTAssertEqual(kinds(frames(["hello", " there\r\n", lsp("{}")])), ["err:badHeader", "msg:{}"])
     }
 
+    /// A Content-Length too short for its body: the body's tail runs into the next header on
+    /// one line; the decoder reports it and resumes at that header.
+    func testShortContentLengthResumesAtTheNextHeaderOnTheSameLine() {
+        let swallowed = "{\"a\":1,\r\n" + lsp("{\"m\":\"x\"}")
+        let declared = 7 + 2 + 25  // the body, its line break, the next header and 3 bytes of its body
+        let input = "Content-Length: \(declared)\r\n\r\n" + swallowed + lsp("{}")
+        XCTAssertEqual(kinds(frames([input])), ["msg:" + String(swallowed.utf8.prefix(declared))!, "err:badHeader", "msg:{}"])
+        for size in [1, 5, 13] { XCTAssertEqual(kinds(frames(input.chunked(size))).count, 3, "chunks of \(size)") }
+        // The swallowed tail starts like a JSON line: it still resumes at the header after it.
+        let digits = "{\"a\":\r\n" + lsp("{\"n\":12345}")
+        let cut = 5 + 2 + 22 + 5  // up to the middle of 12345
+        let tail = "Content-Length: \(cut)\r\n\r\n" + digits + lsp("{}")
+        XCTAssertEqual(kinds(frames([tail])), ["msg:" + String(digits.utf8.prefix(cut))!, "err:badHeader", "msg:{}"])
+        // …while a JSON line that merely mentions a header in a string is left alone.
+        XCTAssertEqual(kinds(frames(["{\"t\":\"Content-Length: 5\"}\n{}\n"])), ["msg:{\"t\":\"Content-Length: 5\"}", "msg:{}"])
+        // A header whose name is not a token is garbage too, even with a colon in it.
+        XCTAssertEqual(kinds(frames(["x\"y\": z\r\n" + lsp("{}")])), ["err:badHeader", "msg:{}"])
+    }
+
     func testOversizedNDJSONLine() {
         let big = "{\"x\":\"" + String(repeating: "y", count: 3000) + "\"}\n"
         XCTAssertEqual(kinds(frames([big + "{}\n"], limit: 1000)), ["err:tooLarge", "msg:{}"])
