@@ -107,11 +107,10 @@ public final class Engine: Sendable {
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
             templateSha256: SHA256.hex(model.chatTemplate ?? ""))
-        let digest = ModelDigest(path: config.modelPath)
-        self.digest = digest
+        digest = ModelDigest(path: config.modelPath)
         // State files hold this model's KV cells in this cache layout, and nothing else's.
         let store = config.stateDirectory.map { dir in
-            PrefixStore(root: dir, fingerprint: { "\(digest.value.prefix(16))-k\(config.cache.keys)-v\(config.cache.values)" },
+            PrefixStore(root: dir, fingerprint: { quickIdentity(of: config.modelPath).map { "\($0)-k\(config.cache.keys)-v\(config.cache.values)" } },
                         limitBytes: config.stateLimitBytes, warn: config.onWarning)
         }
         scheduler = Scheduler(ctx: ctx, model: model, config: .init(
@@ -160,6 +159,16 @@ public final class Engine: Sendable {
 final class IDCounter: Sendable {
     private let value = Mutex<UInt64>(0)  // guards the last issued id
     func next() -> UInt64 { value.withLock { $0 += 1; return $0 } }
+}
+
+/// A model file's identity for naming its KV state files, at once: SHA-256 of its size and
+/// first MiB (header, metadata, vocabulary), 16 hex digits. The full digest (`ModelDigest`)
+/// takes seconds on a large model; the engine thread must not wait for it.
+func quickIdentity(of path: String) -> String? {
+    guard let fh = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? fh.close() }
+    guard let size = try? fh.seekToEnd(), (try? fh.seek(toOffset: 0)) != nil, let head = try? fh.read(upToCount: 1 << 20) else { return nil }
+    return String(SHA256.hex(Array("\(size):".utf8) + [UInt8](head)).prefix(16))
 }
 
 /// Hashes the model file on a background thread at load; readers wait only if they ask

@@ -24,15 +24,16 @@ final class PrefixStore {
     static let minimumTokens = 256
 
     private let root: String
-    private let fingerprint: () -> String
+    private let fingerprint: () -> String?
     private let limitBytes: Int
     private let warn: @Sendable (String) -> Void
     private var directory: String? = nil
     private var entries: [Entry] = []
 
-    /// `fingerprint` names the model and cache layout; asked once, on first use (the
-    /// model's digest is computed in the background after load).
-    init(root: String, fingerprint: @escaping () -> String, limitBytes: Int, warn: @escaping @Sendable (String) -> Void) {
+    /// `fingerprint` names the model and cache layout; nil until known (the model's digest
+    /// is computed in the background after load), and the store stays unused until then
+    /// rather than stall the engine thread.
+    init(root: String, fingerprint: @escaping () -> String?, limitBytes: Int, warn: @escaping @Sendable (String) -> Void) {
         self.root = root
         self.fingerprint = fingerprint
         self.limitBytes = limitBytes
@@ -110,8 +111,8 @@ final class PrefixStore {
     /// Creates the directory and reads its entries, once. False when disabled or unusable.
     private func open() -> Bool {
         if directory != nil { return true }
-        guard limitBytes > 0 else { return false }
-        let dir = "\(root)/\(fingerprint())"
+        guard limitBytes > 0, let fp = fingerprint() else { return false }
+        let dir = "\(root)/\(fp)"
         let fm = FileManager.default
         do {
             try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
