@@ -158,8 +158,6 @@ public struct FrameDecoder: Sendable {
         return .message(Array(buf[pos..<end]), .ndjson)
     }
 
-    /// A byte that can start a JSON text other than `true`/`false`/`null` (letters start
-    /// header names): such a line is NDJSON, however wrong its content turns out to be.
     /// `Name: value`, the name made of letters, digits, `-` and `_`.
     static func isHeaderLine(_ line: ArraySlice<UInt8>) -> Bool {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return false }
@@ -182,6 +180,8 @@ public struct FrameDecoder: Sendable {
         return nil
     }
 
+    /// A byte that can start a JSON text other than `true`/`false`/`null` (letters start
+    /// header names): such a line is NDJSON, however wrong its content turns out to be.
     static func startsJSONLine(_ b: UInt8) -> Bool {
         b == UInt8(ascii: "{") || b == UInt8(ascii: "[") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "-")
             || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
