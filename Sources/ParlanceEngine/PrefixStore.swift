@@ -30,9 +30,8 @@ final class PrefixStore {
     private var directory: String? = nil
     private var entries: [Entry] = []
 
-    /// `fingerprint` names the model and cache layout; nil until known (the model's digest
-    /// is computed in the background after load), and the store stays unused until then
-    /// rather than stall the engine thread.
+    /// `fingerprint` names the model and cache layout, asked on first use; nil (the model
+    /// file cannot be read) leaves the store unused.
     init(root: String, fingerprint: @escaping () -> String?, limitBytes: Int, warn: @escaping @Sendable (String) -> Void) {
         self.root = root
         self.fingerprint = fingerprint
@@ -103,7 +102,6 @@ final class PrefixStore {
         trim()
     }
 
-    var count: Int { entries.count }
     var byteCount: Int { entries.reduce(0) { $0 + $1.bytes } }
 
     // MARK: files

@@ -198,12 +198,7 @@ public enum Ask {
         var o = meta
         o["answer"] = .string(answer)
         o["found"] = .bool(found)
-        o["citations"] = .array(citations.map { s in
-            var c = Grounding.ref(s).objectValue!
-            if let sp = s.speaker { c["speaker"] = .string(sp) }
-            c["text"] = .string(s.text)
-            return .object(c)
-        })
+        o["citations"] = .array(citations.map { .object(Grounding.cited($0)) })
         o["confidence"] = .string(confidence)
         o["relatedTopics"] = .array(topics.map { .string($0) })
         if let span = Grounding.span(citations) { o["timestamp"] = .string(span) }

@@ -42,6 +42,15 @@ enum Grounding {
         return .object(o)
     }
 
+    /// `ref` plus the segment's speaker and verbatim text: a citation, or a key moment
+    /// before its title.
+    static func cited(_ s: Segment) -> JSONObject {
+        var o = ref(s).objectValue!
+        if let sp = s.speaker { o["speaker"] = .string(sp) }
+        o["text"] = .string(s.text)
+        return o
+    }
+
     /// A quotation starting at segment `id`: that segment, continued through following
     /// segments of the same speaker until the text ends a sentence (at most 3 segments).
     /// The text is the segments' own text, so it occurs verbatim in the transcript.

@@ -85,10 +85,8 @@ public enum Highlights {
         for d in drafts {
             for m in d["keyMoments"]?.arrayValue ?? [] {
                 guard let id = m["segmentId"]?.intValue, let seg = input.segment(id), usedMoments.insert(id).inserted else { continue }
-                var o = Grounding.ref(seg).objectValue!
+                var o = Grounding.cited(seg)
                 o["title"] = .string((m["title"]?.stringValue ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
-                if let sp = seg.speaker { o["speaker"] = .string(sp) }
-                o["text"] = .string(seg.text)
                 moments.append((id, .object(o)))
             }
             for q in d["quotes"]?.arrayValue ?? [] {
