@@ -115,7 +115,7 @@ public final class Engine: Sendable {
         }
         scheduler = Scheduler(ctx: ctx, model: model, config: .init(
             sequences: sequences, maxActive: config.parallel, maxQueue: config.maxQueue,
-            batchSize: config.batchSize, promptChunk: config.promptChunk), store: store)
+            batchSize: config.batchSize, promptChunk: config.promptChunk), store: store, warn: config.onWarning)
         let s = scheduler
         let t = Thread { s.run() }
         t.name = "parlance-engine"

@@ -22,6 +22,11 @@ final class Job: @unchecked Sendable {
     var admitted: ContinuousClock.Instant? = nil
     var firstToken: ContinuousClock.Instant? = nil
     var lastProgress: ContinuousClock.Instant? = nil
+    /// A request sharing this one's prompt prefix that is evaluating it now: this one waits
+    /// until the leader's KV cache holds the first `upTo` tokens, then copies them.
+    var follow: (leader: Job, upTo: Int)? = nil
+    /// The queue position last reported (0: never queued).
+    var queuePosition = 0
 
     init(id: UInt64, request: GenerationRequest, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) {
         self.id = id

@@ -8,7 +8,8 @@ import Synchronization
 /// Prefix reuse: each sequence id remembers the tokens in its KV cache. A new request
 /// takes the idle sequence sharing its longest prefix (trimming the rest) or copies the
 /// prefix from a busy one (`llama_memory_seq_cp`, free with the unified cache), so
-/// instructions, documents and session histories are evaluated once.
+/// instructions, documents and session histories are evaluated once. Admission and
+/// eviction follow the cache cell by cell (`KVCells`, `Admission.swift`).
 final class Scheduler: @unchecked Sendable {
     struct Slot {
         var tokens: [Token] = []   // what this sequence's KV cache holds, position by position
@@ -29,6 +30,7 @@ final class Scheduler: @unchecked Sendable {
     let model: LlamaModel
     let config: Config
     private let batch: LlamaBatch
+    private let warn: @Sendable (String) -> Void
 
     // Inbox: the only state shared with other threads.
     private struct Inbox {
@@ -43,9 +45,13 @@ final class Scheduler: @unchecked Sendable {
     private let inFlight = Mutex<Set<UInt64>>([])
 
     // Engine-thread state.
-    private var slots: [Slot]
-    private var waiting: [Job] = []
-    private var active: [Job] = []
+    var slots: [Slot]
+    var waiting: [Job] = []
+    var active: [Job] = []
+    var kv: KVCells
+    /// Decodes that found no free KV cell although the mirror said there was room (a bug:
+    /// logged the first time, each one ends the newest request in the batch).
+    private var slotFailures = 0
     private var tick: UInt64 = 0
     private var rotate = 0
     /// Final events (results and errors) held until the step's stats are published, so a
@@ -53,18 +59,20 @@ final class Scheduler: @unchecked Sendable {
     private var settlements: [() -> Void] = []
     /// Sequences to save to the KV state store after this iteration's results are out.
     private var saves: [Int] = []
-    private let store: PrefixStore?
+    let store: PrefixStore?
     /// Measured cost of a prompt token in a large batch (moving average; 0 until measured).
     /// Prompt chunks are sized so one step takes about `stepSeconds`: progress reports keep
     /// coming, generating streams keep their pace, on slow machines and deep prompts alike.
     private var secondsPerPromptToken = 0.0
     static let stepSeconds = 1.0
 
-    init(ctx: LlamaContext, model: LlamaModel, config: Config, store: PrefixStore?) {
+    init(ctx: LlamaContext, model: LlamaModel, config: Config, store: PrefixStore?, warn: @escaping @Sendable (String) -> Void) {
         self.ctx = ctx
         self.model = model
         self.config = config
         self.store = store
+        self.warn = warn
+        kv = KVCells(capacity: ctx.size, sequences: config.sequences)
         batch = LlamaBatch(capacity: config.batchSize, sequences: config.sequences)
         slots = Array(repeating: Slot(), count: config.sequences)
         inbox = Mutex(Inbox(stats: EngineStats(
@@ -141,10 +149,7 @@ final class Scheduler: @unchecked Sendable {
                 stopped.signal()
                 return
             }
-            for j in new {
-                waiting.append(j)
-                if active.count >= config.maxActive { j.continuation.yield(.queued(position: waiting.count)) }
-            }
+            waiting += new
             reapCancelled()
             admit()
             publishStats()
@@ -159,7 +164,7 @@ final class Scheduler: @unchecked Sendable {
     }
 
     /// Ends a job's stream once this iteration's stats are published.
-    private func settle(_ j: Job, throwing error: Error) {
+    func settle(_ j: Job, throwing error: Error) {
         settlements.append { j.continuation.finish(throwing: error) }
     }
 
@@ -190,91 +195,7 @@ final class Scheduler: @unchecked Sendable {
         active.removeAll { $0.isCancelled }
     }
 
-    private func admit() {
-        while active.count < config.maxActive, let job = waiting.first {
-            let prompt = job.request.prompt
-            guard let (seq, reuse0) = placeSequence(for: prompt) else { break }
-            waiting.removeFirst()
-            // Always evaluate at least the last prompt token: its logits start generation.
-            let reuse = min(reuse0, max(0, prompt.count - 1))
-            if reuse == 0, !slots[seq].tokens.isEmpty { retire(seq) }
-            ctx.removeTokens(seq: Int32(seq), from: Int32(reuse))
-            slots[seq].tokens.removeSubrange(min(reuse, slots[seq].tokens.count)...)
-            slots[seq].job = job
-            slots[seq].priority = job.request.cachePriority
-            job.seq = Int32(seq)
-            job.nPast = reuse
-            job.nCached = reuse
-            job.admitted = .now
-            if job.request.maxTokens > 0 {
-                do {
-                    job.sampler = try LlamaSampler(model: model, options: job.request.options, seed: job.request.seed, grammar: job.request.grammar)
-                } catch {
-                    release(job)
-                    settle(job, throwing: error)
-                    continue
-                }
-            }
-            active.append(job)
-            job.continuation.yield(.prompt(evaluated: reuse, total: prompt.count, cached: reuse))
-        }
-    }
-
-    /// Picks an idle sequence for a prompt and fills it with the longest cached prefix:
-    /// in place when the best match is idle and cheap to trim, otherwise copied from the
-    /// best match (busy or valuable) into the least valuable idle sequence, or restored
-    /// from a KV state file when the disk holds a longer prefix than memory.
-    /// Returns the sequence and how many prompt tokens its KV cache now holds.
-    private func placeSequence(for prompt: [Token]) -> (Int, Int)? {
-        let idle = slots.indices.filter { slots[$0].job == nil }
-        guard !idle.isEmpty else { return nil }
-        var source: (seq: Int, lcp: Int)? = nil
-        for (i, s) in slots.enumerated() where !s.tokens.isEmpty {
-            let l = commonPrefix(s.tokens, prompt)
-            if l > (source?.lcp ?? 0) { source = (i, l) }
-        }
-        if let (entry, prefix) = store?.bestMatch(for: prompt, better: source?.lcp ?? 0) {
-            let target = leastValuable(idle)!
-            retire(target)
-            if let restored = store?.load(entry, into: Int32(target), ctx: ctx) {
-                ctx.removeTokens(seq: Int32(target), from: Int32(prefix))
-                slots[target].tokens = Array(restored[..<prefix])
-                return (target, prefix)
-            }
-            // Not restored, and the sequence retired for it holds nothing now.
-            if source?.seq == target { source = nil }
-        }
-        guard let src = source else { return (leastValuable(idle)!, 0) }
-        let srcSlot = slots[src.seq]
-        let trimmedAway = srcSlot.tokens.count - src.lcp
-        if srcSlot.job == nil, trimmedAway <= 16 || srcSlot.priority == .normal {
-            return (src.seq, src.lcp)
-        }
-        guard let target = leastValuable(idle.filter { $0 != src.seq }) else { return (src.seq, src.lcp) }
-        retire(target)
-        ctx.copyTokens(from: Int32(src.seq), to: Int32(target), upTo: Int32(src.lcp))
-        slots[target].tokens = Array(prompt[..<src.lcp])
-        return (target, src.lcp)
-    }
-
-    /// Empties an idle sequence, first saving a valuable one to the KV state store.
-    private func retire(_ seq: Int) {
-        if slots[seq].priority > .normal { store?.save(seq: Int32(seq), tokens: slots[seq].tokens, ctx: ctx) }
-        ctx.removeTokens(seq: Int32(seq), from: 0)
-        slots[seq].tokens = []
-    }
-
-    /// Empty first, then lowest cache priority, then least recently used.
-    private func leastValuable(_ candidates: [Int]) -> Int? {
-        candidates.min { a, b in
-            let (sa, sb) = (slots[a], slots[b])
-            if sa.tokens.isEmpty != sb.tokens.isEmpty { return sa.tokens.isEmpty }
-            if sa.priority != sb.priority { return sa.priority < sb.priority }
-            return sa.lastUsed < sb.lastUsed
-        }
-    }
-
-    private func release(_ job: Job) {
+    func release(_ job: Job) {
         guard job.seq >= 0 else { return }
         let s = Int(job.seq)
         tick += 1
@@ -295,11 +216,18 @@ final class Scheduler: @unchecked Sendable {
             let idx = batch.add(j.pending!, pos: Int32(j.nPast), seq: j.seq, logits: true)
             entries.append(Entry(job: j, count: 1, logitsIndex: idx))
         }
-        // Prompt chunks, round-robin, so one long prompt never stalls the others.
-        let prompting = active.filter { $0.inPrompt }
+        // Room for this step, made before the decode: idle cached prefixes go first.
+        // Admission promised it; the prompt budget is capped by it all the same.
+        let generating = entries.count
+        // Prompt chunks, round-robin, so one long prompt never stalls the others. A
+        // follower starts once its leader has evaluated the prefix they share.
+        let prompting = active.filter { $0.inPrompt && resolveFollower($0) }
         if !prompting.isEmpty {
             var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - entries.count)
             if secondsPerPromptToken > 0 { budget = min(budget, max(32, Int(Scheduler.stepSeconds / secondsPerPromptToken))) }
+            let wanted = prompting.reduce(0) { $0 + $1.request.prompt.count - $1.nPast }
+            makeFree(generating + min(budget, wanted))
+            budget = min(budget, kv.free - generating)
             rotate = (rotate + 1) % prompting.count
             let order = prompting[rotate...] + prompting[..<rotate]
             let share = max(16, budget / prompting.count)
@@ -315,6 +243,14 @@ final class Scheduler: @unchecked Sendable {
                 budget -= n
                 entries.append(Entry(job: j, count: n, logitsIndex: last))
             }
+        } else {
+            makeFree(generating)
+        }
+        if kv.free < generating {
+            // Admission never lets this happen; if it does, end the newest request rather
+            // than decode into a full cache.
+            reportSlotFailure("\(generating) generating sequences need a cell each, \(kv.free) of \(kv.capacity) are free")
+            return
         }
         guard !entries.isEmpty else { return }
 
@@ -332,17 +268,16 @@ final class Scheduler: @unchecked Sendable {
 
         switch rc {
         case 0:
-            break
+            for e in entries { kv.append(Int(e.job.seq), e.count) }
         case 1, 2:
             // No KV slot (1) or aborted (2): processed micro-batches stay in memory, so
-            // roll every sequence in this batch back to where it was, then recover.
+            // roll every sequence in this batch back to where it was.
             for e in entries { ctx.removeTokens(seq: e.job.seq, from: Int32(e.job.nPast)) }
-            if rc == 1 { makeRoom() }
+            if rc == 1 { reportSlotFailure("llama_decode found no KV slot for \(batch.count) tokens with \(kv.free) of \(kv.capacity) cells free") }
             return
         default:
             for e in entries {
-                ctx.removeTokens(seq: e.job.seq, from: 0)
-                slots[Int(e.job.seq)].tokens = []
+                trim(Int(e.job.seq), to: 0)
                 release(e.job)
                 settle(e.job, throwing: EngineError.decodingFailure("llama_decode returned \(rc)"))
             }
@@ -415,36 +350,17 @@ final class Scheduler: @unchecked Sendable {
         }
     }
 
-    /// After "no KV slot": free idle cached sequences (least valuable first); failing
-    /// that, send the newest prompting request back to the queue; failing that, the
-    /// request alone does not fit.
-    private func makeRoom() {
-        let idle = slots.indices.filter { slots[$0].job == nil && !slots[$0].tokens.isEmpty }
-            .sorted { (slots[$0].priority, slots[$0].lastUsed) < (slots[$1].priority, slots[$1].lastUsed) }
-        if let victim = idle.first {
-            retire(victim)
-            return
-        }
-        if active.count > 1, let j = active.last(where: { $0.inPrompt && $0.generated.isEmpty }) {
-            ctx.removeTokens(seq: j.seq, from: 0)
-            slots[Int(j.seq)].tokens = []
-            release(j)
-            j.nPast = 0
-            j.nCached = 0
-            j.pending = nil
-            j.generated = []
-            j.text = UTF8Accumulator()
-            active.removeAll { $0.id == j.id }
-            waiting.insert(j, at: 0)
-            return
-        }
-        // Nothing left to free: the newest request cannot fit beside the others (or alone).
-        guard let j = active.last else { return }
-        ctx.removeTokens(seq: j.seq, from: 0)
-        slots[Int(j.seq)].tokens = []
+    /// The cache had no room where the cell mirror said it would: a bug, logged the first
+    /// time. Idle prefixes are dropped and the newest running request ends with an error,
+    /// so the engine always moves on (never a retry loop).
+    private func reportSlotFailure(_ detail: String) {
+        slotFailures += 1
+        if slotFailures == 1 { warn("KV cache accounting was wrong (\(detail)); the newest request ends with an error") }
+        makeFree(kv.capacity)
+        guard let j = active.max(by: { ($0.admitted ?? $0.submitted) < ($1.admitted ?? $1.submitted) }) else { return }
+        trim(Int(j.seq), to: 0)
         release(j)
-        settle(j, throwing: EngineError.exceededContextWindowSize(
-            promptTokens: j.request.prompt.count, maxTokens: j.request.maxTokens, contextSize: ctx.size))
-        active.removeAll { $0.id == j.id }
+        settle(j, throwing: EngineError.decodingFailure("the KV cache had no room for this request beside the others (\(detail))"))
+        active.removeAll { $0 === j }
     }
 }

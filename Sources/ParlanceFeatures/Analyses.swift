@@ -18,7 +18,7 @@ struct AnalysisJob: Sendable {
 
     static func start(_ method: String, text: String?, uri: String?, language: String?, params: some Encodable & Sendable,
                       temperature: Double?, seed: Int?, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
-        let input = try await AnalysisInput.resolve(text: text, uri: uri, language: language, services: ctx.services)
+        let input = try await AnalysisInput.resolve(text: text, uri: uri, language: language, ctx: ctx)
         let engine = try await ctx.engine()
         _ = try input.checkedTokenCount(engine, path: uri == nil ? "text" : "uri")
         let options = ResolvedOptions(GenerationOptions(temperature: temperature, seed: seed, maxTokens: maxTokens), defaultTemperature: 0.2)

@@ -66,7 +66,7 @@ public struct AnalysisInput: Sendable {
 
     public var languageName: String { Languages.name(language.language) }
 
-    public static func resolve(text: String?, uri: String?, language: String?, services: Services) async throws -> AnalysisInput {
+    public static func resolve(text: String?, uri: String?, language: String?, ctx: RequestContext) async throws -> AnalysisInput {
         switch (text, uri) {
         case (nil, nil):
             throw ResponseError.invalidParams("give either 'text' or 'uri'", data: ["path": "(root)", "keyword": "required"])
@@ -76,7 +76,7 @@ public struct AnalysisInput: Sendable {
             let parsed = try parse(text)
             return AnalysisInput(transcript: parsed, contentHash: SHA256Hex.of(text), language: try resolveLanguage(language, parsed), uri: nil)
         case (nil, let uri?):
-            guard let doc = await services.documents.get(uri) else { throw ErrorMapping.notFound("document", uri) }
+            guard let doc = await ctx.document(uri) else { throw ErrorMapping.notFound("document", uri) }
             return AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
                                  language: try resolveLanguage(language ?? doc.language, doc.transcript), uri: uri)
         }

@@ -59,29 +59,38 @@ public enum Ask {
         ]
     }
 
-    public static func ask(_ p: AskStream.Params, _ ctx: RequestContext) async throws -> AskStream.Result {
+    /// Claims, in arrival order, the document asked about (its text as it is now) and the
+    /// conversation's session (a follow-up while the previous question runs is refused);
+    /// retrieval and the answer run as the work.
+    public static func ask(_ p: AskStream.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> AskStream.Result {
         var uri = p.uri
         if let sid = p.sessionId, p.text == nil, uri == nil {
             // A follow-up by sessionId alone continues on the conversation's document.
             _ = try await ctx.services.sessions.get(sid)
             uri = await Conversations.shared.get(sid)?.uri
         }
-        let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, services: ctx.services)
-        let engine = try await ctx.engine()
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 320),
-                                      defaultTemperature: 0.2)
+        let ctx = await ctx.claimDocuments(uri.map { [$0] } ?? [])
+        if let uri, await ctx.document(uri) == nil { throw ErrorMapping.notFound("document", uri) }
         let store = ctx.services.sessions
-        var sessionId = p.sessionId
-        if sessionId == nil { sessionId = await store.create(instructions: AnalysisPrompt.system, options: nil, trimming: .none) }
-        var session = try await store.acquire(sessionId!)
-        let before = session
-        do {
-            let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)
-            await store.release(session)
-            return result
-        } catch {
-            await store.release(before)  // a failed or cancelled turn leaves the session as it was
-            throw error
+        let sessionId: String
+        if let sid = p.sessionId { sessionId = sid } else {
+            sessionId = await store.create(instructions: AnalysisPrompt.system, options: nil, trimming: .none)
+        }
+        let claimed = try await store.acquire(sessionId)
+        return { [uri] in
+            var session = claimed
+            do {
+                let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx)
+                let engine = try await ctx.engine()
+                let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 320),
+                                              defaultTemperature: 0.2)
+                let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)
+                await store.release(session)
+                return result
+            } catch {
+                await store.release(claimed)  // a failed or cancelled turn leaves the session as it was
+                throw error
+            }
         }
     }
 

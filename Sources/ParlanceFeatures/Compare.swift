@@ -24,7 +24,7 @@ public enum Compare {
         for (i, d) in p.documents.enumerated() {
             do {
                 let input = try await AnalysisInput.resolve(text: d.text, uri: d.uri, language: p.language ?? inputs.first?.language.language,
-                                                            services: ctx.services)
+                                                            ctx: ctx)
                 _ = try input.checkedTokenCount(engine, path: "documents[\(i)]")
                 inputs.append(input)
             } catch var e as ResponseError {
@@ -55,8 +55,7 @@ public enum Compare {
         let n = inputs.count
         for (i, d) in p.documents.enumerated() {
             try Task.checkCancellation()
-            let sub = RequestContext(id: ctx.id, progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"),
-                                     services: ctx.services)
+            let sub = ctx.with(progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"))
             let s = try await Summaries.summarize(
                 Summarize.Params(text: d.text, uri: d.uri, language: first.language.language, temperature: p.temperature, seed: p.seed), sub)
             if !s.cached { usage = usage + s.usage }

@@ -18,7 +18,15 @@ public enum Compose {
     static let toneOrder: [Tone] = [.formal, .casual, .diplomatic, .empathetic, .direct]
     static let defaultCount = 3
 
-    public static func variations(_ p: ComposeVariations.Params, _ ctx: RequestContext) async throws -> ComposeVariations.Result {
+    /// Claims the entry's id and its place in the history (its creation time) when the
+    /// request arrives; the variations are the work.
+    public static func variations(_ p: ComposeVariations.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> ComposeVariations.Result {
+        let entryId = ComposeHistory.newEntryId()
+        let createdAt = ComposeHistory.timestamp()
+        return { try await variations(p, ctx, entryId: entryId, createdAt: createdAt) }
+    }
+
+    static func variations(_ p: ComposeVariations.Params, _ ctx: RequestContext, entryId: String, createdAt: String) async throws -> ComposeVariations.Result {
         let started = ContinuousClock.now
         let selection = p.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !selection.isEmpty else {
@@ -36,7 +44,6 @@ public enum Compose {
         }
         let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
         let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
-        let entryId = ComposeHistory.newEntryId()
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
         let baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens),
                                           defaultTemperature: 0.4)
@@ -75,7 +82,7 @@ public enum Compose {
         }
         let variations = results.map(\.1)
 
-        let entry = ComposeHistoryEntry(id: entryId, createdAt: ComposeHistory.timestamp(), text: p.text, instructions: p.instructions,
+        let entry = ComposeHistoryEntry(id: entryId, createdAt: createdAt, text: p.text, instructions: p.instructions,
                                         audience: audience, language: language.language, analysis: analysis, variations: variations)
         let stored = await store.save(entry, persist: !(p.ephemeral ?? false))
         for r in results { await store.remember(r.2, for: r.1.id) }
@@ -92,18 +99,28 @@ public enum Compose {
                      provenance: baseOptions.provenance(engine))
     }
 
-    public static func refine(_ p: ComposeRefine.Params, _ ctx: RequestContext) async throws -> ComposeRefine.Result {
+    /// Claims, in arrival order, the variation refined (as it is now), its KV history and
+    /// the new variation's id; the rewrite is the work.
+    public static func refine(_ p: ComposeRefine.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> ComposeRefine.Result {
         let store = ctx.services.composeHistory
         let instruction = p.instruction.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !instruction.isEmpty else {
             throw ResponseError.invalidParams("instruction: empty (only whitespace)", data: ["path": "instruction", "keyword": "minLength"])
         }
         guard let (entry, parent) = await store.variation(p.variationId) else { throw ErrorMapping.notFound("variation", p.variationId) }
+        let history = await store.tokens(for: parent.id)
+        guard let id = await store.nextVariationId(entry.id) else { throw ErrorMapping.notFound("variation", p.variationId) }
+        return { try await refine(p, ctx, instruction: instruction, entry: entry, parent: parent, history: history, id: id) }
+    }
+
+    static func refine(_ p: ComposeRefine.Params, _ ctx: RequestContext, instruction: String, entry: ComposeHistoryEntry,
+                       parent: ComposeVariation, history: [Token]?, id: String) async throws -> ComposeRefine.Result {
+        let store = ctx.services.composeHistory
         let engine = try await ctx.engine()
         let messages = ComposePrompt.conversation(for: parent, in: entry)
             + [ChatMessage(.assistant, parent.text), ChatMessage(.user, ComposePrompt.refinement(instruction))]
         let prompt: [Token]
-        if let history = await store.tokens(for: parent.id) {
+        if let history {
             prompt = history + engine.prompt.continuation(of: messages, after: messages.count - 2)
         } else {
             prompt = engine.prompt.tokens(for: messages)
@@ -112,7 +129,6 @@ public enum Compose {
         guard prompt.count + maxTokens <= engine.info.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
-        guard let id = await store.nextVariationId(entry.id) else { throw ErrorMapping.notFound("variation", p.variationId) }
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens),
                                       defaultTemperature: 0.4)
         let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)

@@ -56,7 +56,10 @@ public actor ComposeHistory {
     /// Adds a refined variation; returns whether it was written to disk.
     func add(_ v: ComposeVariation, to entryId: String, persist: Bool) -> Bool {
         guard var r = records[entryId] else { return false }
-        r.entry.variations.append(v)
+        // In id order (the order refines arrived), whatever order they finished in.
+        let number = { (id: String) in Int(id.split(separator: ".").last ?? "") ?? 0 }
+        let at = r.entry.variations.firstIndex { number($0.id) > number(v.id) } ?? r.entry.variations.count
+        r.entry.variations.insert(v, at: at)
         if !(persist && r.persisted) { r.hidden.insert(v.id) }
         records[entryId] = r
         if persist && r.persisted { write(entryId) }

@@ -7,13 +7,46 @@ import ParlanceProtocol
 /// services it may use. Created by the server for each request.
 public struct RequestContext: Sendable {
     public let id: RequestID
-    public let progress: ProgressReporter
+    public private(set) var progress: ProgressReporter
     public let services: Services
+    /// The open documents this request named, as they were when it arrived (nil: not
+    /// claimed, read the store as it is now).
+    public private(set) var documents: [String: OpenDocument]? = nil
 
     public init(id: RequestID, progress: ProgressReporter, services: Services) {
         self.id = id
         self.progress = progress
         self.services = services
+    }
+
+    /// This context with a snapshot of the documents `params` names (when it names any).
+    /// Called in arrival order, before the request's work starts.
+    public func claimDocuments(_ params: some Sendable) async -> RequestContext {
+        guard let refs = params as? any DocumentReferencing else { return self }
+        return await claimDocuments(refs.documentURIs)
+    }
+
+    public func claimDocuments(_ uris: [String]) async -> RequestContext {
+        var c = self
+        var docs = documents ?? [:]
+        for uri in uris where docs[uri] == nil {
+            if let d = await services.documents.get(uri) { docs[uri] = d }
+        }
+        c.documents = docs
+        return c
+    }
+
+    /// The same request (and claims) reporting progress elsewhere (a part of its work).
+    public func with(progress: ProgressReporter) -> RequestContext {
+        var c = self
+        c.progress = progress
+        return c
+    }
+
+    /// An open document: the claimed snapshot when this request claimed documents.
+    public func document(_ uri: String) async -> OpenDocument? {
+        if let documents { return documents[uri] }
+        return await services.documents.get(uri)
     }
 
     /// The loaded engine, waiting for a load in progress; a typed error when unavailable.

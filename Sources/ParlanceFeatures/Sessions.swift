@@ -87,21 +87,24 @@ public enum Sessions {
         .init(sessionId: await ctx.services.sessions.create(instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none))
     }
 
-    public static func respond(_ p: SessionRespond.Params, _ ctx: RequestContext) async throws -> SessionRespond.Result {
+    /// Claims the session when the request arrives (a second respond on a busy session
+    /// is refused, as FoundationModels refuses it); the turn runs as the work.
+    public static func respond(_ p: SessionRespond.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> SessionRespond.Result {
         let store = ctx.services.sessions
-        let engine = try await ctx.engine()
         if let schema = p.schema { _ = try GrammarBuilder.gbnf(for: schema) }  // bad schema: -32602 before any work
-        var s = try await store.acquire(p.sessionId)
-        do {
-            let result = try await respond(&s, p, engine: engine, ctx: ctx)
-            await store.release(s)
-            return result
-        } catch {
-            // A failed or cancelled turn leaves the session as it was before the turn.
-            var before = try await store.get(p.sessionId)
-            before.busy = true
-            await store.release(before)
-            throw error
+        let claimed = try await store.acquire(p.sessionId)
+        return {
+            var s = claimed
+            do {
+                let engine = try await ctx.engine()
+                let result = try await respond(&s, p, engine: engine, ctx: ctx)
+                await store.release(s)
+                return result
+            } catch {
+                // A failed or cancelled turn leaves the session as it was before the turn.
+                await store.release(claimed)
+                throw error
+            }
         }
     }
 
@@ -140,8 +143,12 @@ public enum Sessions {
 
     /// Evaluates what the next turn will start with, so its first token comes sooner:
     /// the history (or the instructions), plus an optional prefix of the coming prompt.
-    public static func prewarm(_ p: SessionPrewarm.Params, _ ctx: RequestContext) async throws -> SessionPrewarm.Result {
+    public static func prewarm(_ p: SessionPrewarm.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> SessionPrewarm.Result {
         let s = try await ctx.services.sessions.get(p.sessionId)
+        return { try await prewarm(s, p, ctx) }
+    }
+
+    static func prewarm(_ s: SessionState, _ p: SessionPrewarm.Params, _ ctx: RequestContext) async throws -> SessionPrewarm.Result {
         let engine = try await ctx.engine()
         let prompt: [Token]
         if let prefix = p.promptPrefix {

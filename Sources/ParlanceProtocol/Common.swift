@@ -128,3 +128,26 @@ public enum Availability: String, Codable, Sendable, SchemaEnum {
 public enum UnavailableReason: String, Codable, Sendable, SchemaEnum {
     case modelNotFound, invalidModelFile, loading, contextTooSmall
 }
+
+/// Params that name open documents by uri. The server takes a snapshot of those documents
+/// when the request arrives, so a `document/change` sent after it never alters the text it
+/// works on, and one sent before it always does.
+public protocol DocumentReferencing {
+    var documentURIs: [String] { get }
+}
+
+extension AnalysisParams: DocumentReferencing {
+    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
+}
+extension Summarize.Params: DocumentReferencing {
+    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
+}
+extension AnalyzeWorthIt.Params: DocumentReferencing {
+    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
+}
+extension AnalyzeCompare.Params: DocumentReferencing {
+    public var documentURIs: [String] { documents.compactMap(\.uri) }
+}
+extension AskStream.Params: DocumentReferencing {
+    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
+}

@@ -34,9 +34,9 @@ enum Registry {
 
         // Sessions
         r.on(SessionCreate.self, ordered: true, Sessions.create)
-        r.on(SessionRespond.self, Sessions.respond)
-        r.on(SessionPrewarm.self, Sessions.prewarm)
-        r.on(SessionTranscript.self, Sessions.transcript)
+        r.on(SessionRespond.self, claim: Sessions.respond)
+        r.on(SessionPrewarm.self, claim: Sessions.prewarm)
+        r.on(SessionTranscript.self, ordered: true, Sessions.transcript)
         r.on(SessionReset.self, ordered: true, Sessions.reset)
         r.on(SessionClose.self, ordered: true, Sessions.close)
 
@@ -44,7 +44,7 @@ enum Registry {
         r.on(DocumentOpen.self, ordered: true, DocumentHandlers.open)
         r.on(DocumentChange.self, ordered: true, DocumentHandlers.change)
         r.on(DocumentClose.self, ordered: true, DocumentHandlers.close)
-        r.on(DocumentList.self, DocumentHandlers.list)
+        r.on(DocumentList.self, ordered: true, DocumentHandlers.list)
 
         // Analysis
         r.on(Summarize.self, Summaries.summarize)
@@ -56,13 +56,13 @@ enum Registry {
         r.on(AnalyzeWorthIt.self, WorthIt.worthIt)
 
         // Ask
-        r.on(AskStream.self, Ask.ask)
+        r.on(AskStream.self, claim: Ask.ask)
 
         // Compose
-        r.on(ComposeVariations.self, Compose.variations)
-        r.on(ComposeRefine.self, Compose.refine)
-        r.on(ComposeHistoryList.self, ComposeHistoryHandlers.list)
-        r.on(ComposeHistoryGet.self, ComposeHistoryHandlers.get)
+        r.on(ComposeVariations.self, claim: Compose.variations)
+        r.on(ComposeRefine.self, claim: Compose.refine)
+        r.on(ComposeHistoryList.self, ordered: true, ComposeHistoryHandlers.list)
+        r.on(ComposeHistoryGet.self, ordered: true, ComposeHistoryHandlers.get)
         r.on(ComposeHistoryDelete.self, ordered: true, ComposeHistoryHandlers.delete)
         r.on(ComposeHistoryClear.self, ordered: true, ComposeHistoryHandlers.clear)
         return r

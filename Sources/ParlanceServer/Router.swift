@@ -14,10 +14,12 @@ public struct Route: Sendable {
     public let resultSchema: JSONValue
     public let errors: [ProtocolError]
     public let example: (params: JSONValue, result: JSONValue)?
-    /// Runs before the next message is read (document and session bookkeeping), so a
-    /// request that follows it sees its effect.
-    public let ordered: Bool
-    let run: @Sendable (JSONValue?, RequestContext) async throws -> JSONValue
+    /// Runs before the next message is read, in arrival order: decodes the params and takes
+    /// the request's claims on shared state (a session, a document's text, a variation id),
+    /// or does all the work of a bookkeeping method. Returns the long work, which runs
+    /// concurrently with later requests.
+    let claim: @Sendable (JSONValue?, RequestContext) async throws -> Work
+    public typealias Work = @Sendable () async throws -> JSONValue
 }
 
 public struct NotificationInfo: Sendable {
@@ -34,19 +36,39 @@ public struct Router: Sendable {
 
     public init() {}
 
+    /// Registers a method. `ordered` methods (bookkeeping: documents, session lifecycle)
+    /// run whole before the next message is read; the others claim the documents their
+    /// params name (see `RequestContext.claimDocuments`), then run concurrently.
     public mutating func on<M: RPCMethod>(
         _ method: M.Type, ordered: Bool = false,
         _ handler: @escaping @Sendable (M.Params, RequestContext) async throws -> M.Result
+    ) {
+        on(method) { params, ctx in
+            if ordered {
+                let result = try await handler(params, ctx)
+                return { result }
+            }
+            let ctx = try await ctx.claimDocuments(params)
+            return { try await handler(params, ctx) }
+        }
+    }
+
+    /// Registers a method whose claim on shared state is its own: `claim` runs in arrival
+    /// order (it must not wait for the model or other long work) and returns the work.
+    public mutating func on<M: RPCMethod>(
+        _ method: M.Type,
+        claim: @escaping @Sendable (M.Params, RequestContext) async throws -> @Sendable () async throws -> M.Result
     ) {
         let schema = M.paramsSchema
         let lenient = M.acceptsUnknownParams
         precondition(routes[M.name] == nil, "method \(M.name) registered twice")
         routes[M.name] = Route(
             name: M.name, summary: M.summary, paramsSchema: schema, resultSchema: M.resultSchema, errors: M.errors,
-            example: M.example, ordered: ordered,
-            run: { raw, ctx in
+            example: M.example,
+            claim: { raw, ctx in
                 let params = try Router.decode(M.Params.self, raw, schema: schema, lenient: lenient)
-                return try JSONValue(encoding: try await handler(params, ctx))
+                let work = try await claim(params, ctx)
+                return { try JSONValue(encoding: try await work()) }
             })
         order.append(M.name)
     }

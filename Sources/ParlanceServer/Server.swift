@@ -54,7 +54,7 @@ public final class Server: Sendable {
                 if batch.isEmpty {
                     send(Message.errorResponse(id: nil, error: .invalidRequest("empty batch")).json)
                 } else {
-                    handleBatch(batch, permit: permit)
+                    await handleBatch(batch, permit: permit)
                 }
             case .json(let value, _):
                 if let code = await handle(value, permit: permit, reply: { [self] in send($0) }) { return finish(code) }
@@ -154,14 +154,16 @@ public final class Server: Sendable {
         let conn = connection
         let progress = ProgressReporter(token: token, send: { conn.send(Message.notification(method: Progress.name, params: $0).json) })
         let ctx = RequestContext(id: id, progress: progress, services: services)
-        let work: @Sendable () async -> Void = { [self] in
-            progress.begin(route.summary)
+        // The id is claimed before any work starts, so a duplicate id is answered once,
+        // with -32600, and never runs.
+        guard register(id) else { return fail(.invalidRequest("request id \(id) is already in use by a request in flight")) }
+        let answer: @Sendable (Result<JSONValue, any Error>) -> Void = { [self] outcome in
             let response: JSONValue
-            do {
-                let result = try await route.run(params, ctx)
+            switch outcome {
+            case .success(let result):
                 progress.end("done")
                 response = Message.response(id: id, result: result).json
-            } catch {
+            case .failure(let error):
                 let e = Task.isCancelled && !(error is ResponseError) && !(error is EngineError)
                     ? ErrorMapping.response(for: CancellationError()) : ErrorMapping.response(for: error)
                 progress.end(e.code == .requestCancelled ? "cancelled" : "failed")
@@ -172,14 +174,18 @@ public final class Server: Sendable {
             reply(response)
             permit?.release()
         }
-        // The id is claimed before any work starts, so a duplicate id is answered once,
-        // with -32600, and never runs.
-        guard register(id) else { return fail(.invalidRequest("request id \(id) is already in use by a request in flight")) }
-        if route.ordered {
-            await work()
-            return
+        progress.begin(route.summary)
+        // The claim runs here, before the next message is read: requests take their claims
+        // on shared state (a session, a document's text, a variation id) in arrival order.
+        let work: Route.Work
+        do {
+            work = try await route.claim(params, ctx)
+        } catch {
+            return answer(.failure(error))
         }
-        let task = Task(operation: work)
+        let task = Task {
+            do { answer(.success(try await work())) } catch { answer(.failure(error)) }
+        }
         lifecycle.state.withLock { s in
             // Unless it already finished and removed itself: then there is nothing to cancel.
             if s.inFlight[id] != nil { s.inFlight[id] = task }
@@ -196,18 +202,15 @@ public final class Server: Sendable {
         }
     }
 
-    private func handleBatch(_ batch: [JSONValue], permit: Permit) {
+    /// Takes each element's claims in order, inline like single messages, then answers the
+    /// batch as one array once every reply is in.
+    private func handleBatch(_ batch: [JSONValue], permit: Permit) async {
         let replies = ReplyCollector()
-        Task {
+        for element in batch { _ = await handle(element, reply: { replies.append($0) }) }
+        let expected = batch.filter(Server.expectsReply).count
+        Task { [self] in
             defer { permit.release() }
-            await withTaskGroup(of: Void.self) { group in
-                for element in batch {
-                    group.addTask { [self] in _ = await handle(element, reply: { replies.append($0) }) }
-                }
-            }
-            // Requests spawned inside the batch answer asynchronously: wait for them.
-            await replies.waitFor(count: batch.filter(Server.expectsReply).count)
-            let all = replies.all
+            let all = await replies.wait(for: expected)
             if !all.isEmpty { send(.array(all)) }
         }
     }
@@ -221,10 +224,33 @@ public final class Server: Sendable {
 
 /// Collects a batch's replies until all have arrived.
 final class ReplyCollector: Sendable {
-    private let items = Mutex<[JSONValue]>([])  // guards the replies gathered so far
-    func append(_ v: JSONValue) { items.withLock { $0.append(v) } }
-    var all: [JSONValue] { items.withLock { $0 } }
-    func waitFor(count: Int) async {
-        while items.withLock({ $0.count }) < count { try? await Task.sleep(for: .milliseconds(2)) }
+    private struct State {
+        var items: [JSONValue] = []
+        var expected = Int.max
+        var waiter: CheckedContinuation<[JSONValue], Never>? = nil
+    }
+    private let state = Mutex(State())  // guards the replies gathered so far and the one waiter
+
+    func append(_ v: JSONValue) {
+        let ready = state.withLock { s -> (CheckedContinuation<[JSONValue], Never>, [JSONValue])? in
+            s.items.append(v)
+            guard s.items.count >= s.expected, let w = s.waiter else { return nil }
+            s.waiter = nil
+            return (w, s.items)
+        }
+        ready.map { $0.0.resume(returning: $0.1) }
+    }
+
+    /// Returns once `count` replies have arrived.
+    func wait(for count: Int) async -> [JSONValue] {
+        await withCheckedContinuation { c in
+            let ready = state.withLock { s -> [JSONValue]? in
+                s.expected = count
+                if s.items.count >= count { return s.items }
+                s.waiter = c
+                return nil
+            }
+            ready.map { c.resume(returning: $0) }
+        }
     }
 }
