@@ -35,6 +35,10 @@ static void pl_log_trampoline(enum ggml_log_level level, const char *text, void 
     g_log_fn(l, text, g_log_ud);
 }
 
+void pl_log_forward(int level, const char *text) {
+    if (g_log_fn) g_log_fn(level, text, g_log_ud);
+}
+
 void pl_init(pl_log_fn fn, void *user_data) {
     static int initialised = 0;
     g_log_fn = fn;

@@ -113,12 +113,26 @@ public final class DaemonProcess: @unchecked Sendable {
         try? stdin.fileHandleForWriting.write(contentsOf: Data(bytes))
     }
 
-    public func send(_ v: JSONValue) {
+    public func send(_ v: JSONValue) { writeRaw(frame(v)) }
+
+    /// Several messages in one write, so the daemon reads them together.
+    public func send(together values: [JSONValue]) { writeRaw(values.flatMap(frame)) }
+
+    /// A message in this daemon's framing.
+    public func frame(_ v: JSONValue) -> [UInt8] {
         let body = Array(v.serialized().utf8)
         switch framing {
-        case .ndjson: writeRaw(body + [0x0A])
-        case .lsp: writeRaw(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+        case .ndjson: return body + [0x0A]
+        case .lsp: return Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
         }
+    }
+
+    /// A request message with a fresh id (to send later, e.g. `send(together:)`).
+    public func request(_ method: String, _ params: JSONValue? = nil, id: Int? = nil) -> (id: Int, message: JSONValue) {
+        let id = id ?? makeID()
+        var o = JSONObject([("jsonrpc", "2.0"), ("id", .int(id)), ("method", .string(method))])
+        if let params { o["params"] = params }
+        return (id, .object(o))
     }
 
     public func makeID() -> Int { ids.withLock { $0 += 1; return $0 } }
@@ -126,11 +140,9 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Sends a request and returns its id (without waiting).
     @discardableResult
     public func start(_ method: String, _ params: JSONValue? = nil, id: Int? = nil) -> Int {
-        let id = id ?? makeID()
-        var o = JSONObject([("jsonrpc", "2.0"), ("id", .int(id)), ("method", .string(method))])
-        if let params { o["params"] = params }
-        send(.object(o))
-        return id
+        let r = request(method, params, id: id)
+        send(r.message)
+        return r.id
     }
 
     public func notify(_ method: String, _ params: JSONValue? = nil) {

@@ -39,6 +39,15 @@ extension Scheduler {
     func admit() {
         var position = 0
         while let job = waiting.first {
+            // A deterministic request runs alone: it waits for the running ones, and later
+            // ones wait for it.
+            if active.contains(where: { $0.request.deterministic }) { break }
+            if job.request.deterministic {
+                guard active.isEmpty else { break }
+                waiting.removeFirst()
+                startAlone(job)
+                continue
+            }
             guard active.count < config.maxActive, let plan = plan(for: job), fits(plan) else { break }
             waiting.removeFirst()
             start(job, plan)
@@ -86,6 +95,16 @@ extension Scheduler {
         guard let best else { return Plan(source: .none, reuse: 0, need: prompt.count + maxTokens, pinned: 0) }
         let pinned = slots[best.seq].job == nil ? best.lcp : 0
         return Plan(source: .slot(best.seq), reuse: best.lcp, need: prompt.count - best.lcp + maxTokens, pinned: pinned)
+    }
+
+    /// Starts a deterministic request the way a fresh engine would: every cached sequence
+    /// retired (valuable ones saved to disk first), the cache cleared so its cells are laid
+    /// out from the first one in position order, nothing reused.
+    private func startAlone(_ job: Job) {
+        for s in slots.indices where !slots[s].tokens.isEmpty { retire(s) }
+        ctx.clear()
+        let need = job.request.prompt.count + job.request.maxTokens
+        start(job, Plan(source: .none, reuse: 0, need: need, pinned: 0))
     }
 
     /// Gives the job a sequence holding its planned prefix, and a sampler.

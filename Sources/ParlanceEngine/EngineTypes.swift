@@ -34,9 +34,13 @@ public struct GenerationRequest: Sendable {
     /// 0 evaluates the prompt only (prewarm): its KV state stays cached for reuse.
     public var maxTokens: Int
     public var cachePriority: CachePriority
+    /// Runs alone, from an empty KV cache, its prompt in fixed chunks: the same request
+    /// gives the same output whatever else the engine has done or is doing.
+    public var deterministic: Bool
 
     public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
-                maxTokens: Int = 256, cachePriority: CachePriority = .normal) {
+                maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false) {
+        self.deterministic = deterministic
         self.prompt = prompt
         self.options = options
         self.seed = seed

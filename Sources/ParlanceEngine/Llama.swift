@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import LlamaShim
-import Synchronization
 
 /// The one Swift wrapper over LlamaShim. Every pointer lives here; every return is checked.
 ///
@@ -11,18 +10,32 @@ import Synchronization
 public typealias Token = Int32
 
 /// Receives llama.cpp's log lines (level 1 debug … 4 error). Set once at start-up.
+///
+/// The sink lives in a box handed to the shim as its `user_data` and read back unretained
+/// on each line: never a closure stored in a `Mutex`, which Swift re-wraps in a fresh
+/// reabstraction thunk on every `withLock`, so each log line nested one layer deeper until
+/// the engine thread's stack overflowed (a decode warning logged ~100,000 times crashed the
+/// daemon with SIGSEGV).
 public enum LlamaLog {
     public typealias Sink = @Sendable (Int, String) -> Void
-    static let sink = Mutex<Sink?>(nil)  // guards the callback target swapped at start-up
 
-    public static func install(_ s: @escaping Sink) {
-        sink.withLock { $0 = s }
-        pl_init({ level, text, _ in
-            guard let text else { return }
-            let line = String(cString: text)
-            LlamaLog.sink.withLock { $0 }?(Int(level), line)
-        }, nil)
+    final class Box: Sendable {
+        let sink: Sink
+        init(_ sink: @escaping Sink) { self.sink = sink }
     }
+
+    /// Installs the sink. Each box stays alive for the process (the shim may still be
+    /// calling the previous one while it is replaced).
+    public static func install(_ s: @escaping Sink) {
+        let box = Unmanaged.passRetained(Box(s)).toOpaque()
+        pl_init({ level, text, ud in
+            guard let text, let ud else { return }
+            Unmanaged<Box>.fromOpaque(ud).takeUnretainedValue().sink(Int(level), String(cString: text))
+        }, box)
+    }
+
+    /// Sends a line through the shim to the sink, exactly as llama.cpp's lines travel.
+    public static func forward(level: Int, _ line: String) { pl_log_forward(Int32(level), line) }
 }
 
 /// Process-wide memory habits for the daemon (see `pl_tune_malloc`).

@@ -224,7 +224,11 @@ final class Scheduler: @unchecked Sendable {
         let prompting = active.filter { $0.inPrompt && resolveFollower($0) }
         if !prompting.isEmpty {
             var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - entries.count)
-            if secondsPerPromptToken > 0 { budget = min(budget, max(32, Int(Scheduler.stepSeconds / secondsPerPromptToken))) }
+            // Chunks sized by measured speed, except for a deterministic request: its prompt
+            // goes in fixed chunks, as in any other run.
+            if secondsPerPromptToken > 0, !prompting.contains(where: { $0.request.deterministic }) {
+                budget = min(budget, max(32, Int(Scheduler.stepSeconds / secondsPerPromptToken)))
+            }
             let wanted = prompting.reduce(0) { $0 + $1.request.prompt.count - $1.nPast }
             makeFree(generating + min(budget, wanted))
             budget = min(budget, kv.free - generating)

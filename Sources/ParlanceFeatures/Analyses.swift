@@ -17,11 +17,11 @@ struct AnalysisJob: Sendable {
     let cacheKey: String
 
     static func start(_ method: String, text: String?, uri: String?, language: String?, params: some Encodable & Sendable,
-                      temperature: Double?, seed: Int?, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
+                      temperature: Double?, seed: Int?, deterministic: Bool?, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
         let input = try await AnalysisInput.resolve(text: text, uri: uri, language: language, ctx: ctx)
         let engine = try await ctx.engine()
         _ = try input.checkedTokenCount(engine, path: uri == nil ? "text" : "uri")
-        let options = ResolvedOptions(GenerationOptions(temperature: temperature, seed: seed, maxTokens: maxTokens), defaultTemperature: 0.2)
+        let options = ResolvedOptions(GenerationOptions(temperature: temperature, seed: seed, maxTokens: maxTokens, deterministic: deterministic), defaultTemperature: 0.2)
         return AnalysisJob(method: method, input: input, engine: engine, options: options, ctx: ctx,
                            cacheKey: AnalysisCache.key(method: method, input: input, params: params, engine: engine))
     }
@@ -86,7 +86,7 @@ public enum Analyses {
 
     public static func tags(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeTags.Result {
         let job = try await AnalysisJob.start(AnalyzeTags.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, maxTokens: 300, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: 300, ctx: ctx)
         if let hit: AnalyzeTags.Result = await job.cached() { return hit }
         let (body, chunks, u) = try await job.body(output: 300)
         let out = try await job.generate(body: body, condensed: chunks > 1, task: tagsTask, schema: AnalyzeTags.Result.generationSchema,
@@ -105,7 +105,7 @@ public enum Analyses {
 
     public static func content(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeContent.Result {
         let job = try await AnalysisJob.start(AnalyzeContent.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, maxTokens: 200, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: 200, ctx: ctx)
         if let hit: AnalyzeContent.Result = await job.cached() { return hit }
         let (body, chunks, u) = try await job.body(output: 200)
         let out = try await job.generate(body: body, condensed: chunks > 1, task: contentTask, schema: AnalyzeContent.Result.generationSchema,

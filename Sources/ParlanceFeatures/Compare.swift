@@ -39,7 +39,7 @@ public enum Compare {
         }
         let titles = uniqueTitles(p.documents)
         let first = inputs[0]
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed), defaultTemperature: 0.2)
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, deterministic: p.deterministic), defaultTemperature: 0.2)
         let key = ([AnalyzeCompare.name, first.language.language, engine.modelSha256, "\(options.seed)", "\(options.sampling.temperature)"]
             + zip(titles, inputs).map { "\($0)=\($1.contentHash)" }).joined(separator: "|")
         if let hit: JSONValue = await ctx.services.analysisCache.get(key), case .object(var o) = hit {

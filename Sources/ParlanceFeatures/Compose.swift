@@ -45,7 +45,7 @@ public enum Compose {
         let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
         let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
-        let baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens),
+        let baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens, deterministic: p.deterministic),
                                           defaultTemperature: 0.4)
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
@@ -129,7 +129,7 @@ public enum Compose {
         guard prompt.count + maxTokens <= engine.info.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens),
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic),
                                       defaultTemperature: 0.4)
         let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)
         var v = finish(id: id, tone: parent.tone, audience: parent.audience, raw: out, original: entry.text,

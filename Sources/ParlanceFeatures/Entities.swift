@@ -35,7 +35,7 @@ public enum Entities {
 
     public static func entities(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeEntities.Result {
         let job = try await AnalysisJob.start(AnalyzeEntities.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, maxTokens: maxTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: maxTokens, ctx: ctx)
         if let hit: AnalyzeEntities.Result = await job.cached() { return hit }
         let schema = SchemaDeriver.schema(for: Draft.self)
         let engine = job.engine

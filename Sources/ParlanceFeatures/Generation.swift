@@ -9,6 +9,8 @@ public struct ResolvedOptions: Sendable {
     public var sampling: SamplingOptions
     public var seed: UInt32
     public var maxTokens: Int
+    /// Run alone, from an empty cache: identical output whatever else the daemon does.
+    public var deterministic: Bool
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -17,13 +19,16 @@ public struct ResolvedOptions: Sendable {
             minP: o?.minP ?? d.minP, repeatPenalty: o?.repeatPenalty ?? d.repeatPenalty)
         seed = o?.seed.map { UInt32(truncatingIfNeeded: $0) } ?? defaultSeed
         maxTokens = o?.maxTokens ?? defaultMaxTokens
+        deterministic = o?.deterministic ?? false
     }
 
     func provenance(_ engine: Engine) -> Provenance {
-        Provenance(modelSha256: engine.modelSha256, templateSha256: engine.info.templateSha256,
-                   sampler: SamplerSettings(temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK,
-                                            minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
-                   seed: Int(seed))
+        var p = Provenance(modelSha256: engine.modelSha256, templateSha256: engine.info.templateSha256,
+                           sampler: SamplerSettings(temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK,
+                                                    minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
+                           seed: Int(seed))
+        if deterministic { p.deterministic = true }
+        return p
     }
 }
 
@@ -63,7 +68,7 @@ public enum Generation {
         var retried = false
         while true {
             let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: seed, grammar: grammar,
-                                            maxTokens: options.maxTokens, cachePriority: cachePriority)
+                                            maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic)
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
             total = total + out.usage
             guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }

@@ -48,7 +48,7 @@ public enum Highlights {
 
     public static func highlights(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeHighlights.Result {
         let job = try await AnalysisJob.start(AnalyzeHighlights.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, maxTokens: maxTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: maxTokens, ctx: ctx)
         if let hit: AnalyzeHighlights.Result = await job.cached() { return hit }
         let engine = job.engine
         let input = job.input

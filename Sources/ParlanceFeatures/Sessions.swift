@@ -138,7 +138,8 @@ public enum Sessions {
     static func merge(_ a: GenerationOptions?, _ b: GenerationOptions?) -> GenerationOptions {
         GenerationOptions(temperature: b?.temperature ?? a?.temperature, topP: b?.topP ?? a?.topP, topK: b?.topK ?? a?.topK,
                           minP: b?.minP ?? a?.minP, repeatPenalty: b?.repeatPenalty ?? a?.repeatPenalty,
-                          seed: b?.seed ?? a?.seed, maxTokens: b?.maxTokens ?? a?.maxTokens)
+                          seed: b?.seed ?? a?.seed, maxTokens: b?.maxTokens ?? a?.maxTokens,
+                          deterministic: b?.deterministic ?? a?.deterministic)
     }
 
     /// Evaluates what the next turn will start with, so its first token comes sooner:

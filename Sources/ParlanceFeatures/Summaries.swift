@@ -17,7 +17,7 @@ public enum Summaries {
     public static func summarize(_ p: Summarize.Params, _ ctx: RequestContext) async throws -> Summarize.Result {
         let maxTokens = p.maxTokens ?? 400
         let job = try await AnalysisJob.start(Summarize.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, maxTokens: maxTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: maxTokens, ctx: ctx)
         if let hit: Summarize.Result = await job.cached() { return hit }
         // One pass when the transcript fits; otherwise map (part summaries, cached per part,
         // so after document/change only changed parts are summarized again) and reduce.

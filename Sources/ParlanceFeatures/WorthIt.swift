@@ -35,7 +35,7 @@ public enum WorthIt {
     public static func worthIt(_ p: AnalyzeWorthIt.Params, _ ctx: RequestContext) async throws -> AnalyzeWorthIt.Result {
         let comments = (p.comments ?? []).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let job = try await AnalysisJob.start(AnalyzeWorthIt.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, maxTokens: transcriptTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: transcriptTokens, ctx: ctx)
         if let hit: AnalyzeWorthIt.Result = await job.cached() { return hit }
         let hasComments = comments.contains { !$0.isEmpty }
         let (body, chunks, u) = try await job.body(output: transcriptTokens)

@@ -14,6 +14,7 @@ public struct AnalysisParams: Codable, Sendable, Schematic {
     public var language: String?
     public var temperature: Double?
     public var seed: Int?
+    public var deterministic: Bool? = nil
     public var workDoneToken: JSONValue?
     public init(text: String? = nil, uri: String? = nil, language: String? = nil, temperature: Double? = nil, seed: Int? = nil,
                 workDoneToken: JSONValue? = nil) {
@@ -30,6 +31,7 @@ public struct AnalysisParams: Codable, Sendable, Schematic {
         "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input; unsupported ones fall back, reported in fallbackFrom."),
         "temperature": SchemaHint(minimum: 0, maximum: 2),
         "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+        "deterministic": .deterministic,
         "workDoneToken": SchemaHint(description: "LSP work-done token: progress percentages and streamed output arrive as $/progress."),
     ]
 }
@@ -244,12 +246,14 @@ public enum AnalyzeCompare: RPCMethod {
         public var language: String?
         public var temperature: Double?
         public var seed: Int?
+        public var deterministic: Bool? = nil
         public var workDoneToken: JSONValue?
         public static let schemaHints: [String: SchemaHint] = [
             "documents": SchemaHint(description: "2-8 documents, each by uri or text.", minItems: 2, maxItems: 8),
             "language": AnalysisParams.schemaHints["language"]!,
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+            "deterministic": .deterministic,
         ]
     }
     public struct Result: Codable, Sendable, Schematic {
@@ -346,6 +350,7 @@ public enum AnalyzeWorthIt: RPCMethod {
         public var language: String?
         public var temperature: Double?
         public var seed: Int?
+        public var deterministic: Bool? = nil
         public var workDoneToken: JSONValue?
         public static let schemaHints: [String: SchemaHint] = AnalysisParams.schemaHints.merging([
             "comments": SchemaHint(description: "Up to 50 viewer comments (the seed's top comments).", maxItems: 50, minLength: 1, maxLength: 2000),

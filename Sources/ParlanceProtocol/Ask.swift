@@ -17,6 +17,7 @@ public enum AskStream: RPCMethod {
         public var maxTokens: Int?
         public var temperature: Double?
         public var seed: Int?
+        public var deterministic: Bool? = nil
         public var workDoneToken: JSONValue?
         public init(uri: String? = nil, text: String? = nil, question: String, sessionId: String? = nil, language: String? = nil,
                     maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
@@ -39,6 +40,7 @@ public enum AskStream: RPCMethod {
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 64, maximum: 1024),
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+            "deterministic": .deterministic,
             "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),
         ]
     }

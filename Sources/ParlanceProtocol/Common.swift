@@ -36,6 +36,8 @@ public struct Provenance: Codable, Sendable, Hashable, Schematic {
     public var templateSha256: String
     public var sampler: SamplerSettings
     public var seed: Int
+    /// Present (true) when the request ran with `deterministic`.
+    public var deterministic: Bool? = nil
     public init(modelSha256: String, templateSha256: String, sampler: SamplerSettings, seed: Int) {
         self.modelSha256 = modelSha256
         self.templateSha256 = templateSha256
@@ -69,9 +71,11 @@ public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
     public var minP: Double?
     public var repeatPenalty: Double?
     public var seed: Int?
+    public var deterministic: Bool? = nil
     public var maxTokens: Int?
     public init(temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil, minP: Double? = nil,
-                repeatPenalty: Double? = nil, seed: Int? = nil, maxTokens: Int? = nil) {
+                repeatPenalty: Double? = nil, seed: Int? = nil, maxTokens: Int? = nil, deterministic: Bool? = nil) {
+        self.deterministic = deterministic
         self.temperature = temperature
         self.topP = topP
         self.topK = topK
@@ -87,8 +91,19 @@ public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
         "minP": SchemaHint(minimum: 0, maximum: 1),
         "repeatPenalty": SchemaHint(minimum: 0.5, maximum: 2),
         "seed": SchemaHint(description: "Same seed + same input = same output.", minimum: 0, maximum: 4_294_967_295),
+        "deterministic": .deterministic,
         "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 1, maximum: 8192),
     ]
+}
+
+extension SchemaHint {
+    /// What `deterministic` promises, said once for every method that takes it.
+    public static let deterministic = SchemaHint(description: """
+        Identical output for the same input, seed and options, whatever else the daemon has done or is doing. Costs: the \
+        request runs alone (it waits for running requests, later ones wait for it) and evaluates its whole prompt itself \
+        (no cached prefix). Without it the same request usually gives the same output, but batching beside other requests \
+        and reused prefixes may change the numbers slightly, and so sometimes the text.
+        """)
 }
 
 /// Information about the loaded model.

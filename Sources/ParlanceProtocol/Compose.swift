@@ -123,6 +123,7 @@ public enum ComposeVariations: RPCMethod {
         public var maxTokens: Int?
         public var temperature: Double?
         public var seed: Int?
+        public var deterministic: Bool? = nil
         public var ephemeral: Bool?
         public var workDoneToken: JSONValue?
         public init(text: String, tones: [Tone]? = nil, audience: Audience? = nil, count: Int? = nil, instructions: String? = nil,
@@ -150,6 +151,7 @@ public enum ComposeVariations: RPCMethod {
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens per variation. Default: 1.5 x the selection + 32 tokens, at least 64, shrunk so all variations fit the context together.", minimum: 16, maximum: 2048),
             "temperature": SchemaHint(description: "Default 0.4 (the small default model stays closer to the facts when cool).", minimum: 0, maximum: 2),
             "seed": SchemaHint(description: "Base seed (variation i uses seed + i). Same input and seed = same output; a new seed gives alternatives (redo).", minimum: 0, maximum: 4_294_967_295),
+            "deterministic": .deterministic,
             "ephemeral": SchemaHint(description: "Do not store this composition in the history (it stays refinable until the daemon exits)."),
             "workDoneToken": SchemaHint(description: "$/progress reports: the analysis (part \"analysis\"), each variation's streamed deltas (part = variation id), then each finished variation (phase done, in `partial`)."),
         ]
@@ -217,6 +219,7 @@ public enum ComposeRefine: RPCMethod {
         public var maxTokens: Int?
         public var temperature: Double?
         public var seed: Int?
+        public var deterministic: Bool? = nil
         public var ephemeral: Bool?
         public var workDoneToken: JSONValue?
         public init(variationId: String, instruction: String, maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil,
@@ -235,6 +238,7 @@ public enum ComposeRefine: RPCMethod {
             "maxTokens": SchemaHint(minimum: 16, maximum: 2048),
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+            "deterministic": .deterministic,
             "ephemeral": SchemaHint(description: "Do not add the refined variation to the history entry."),
         ]
     }

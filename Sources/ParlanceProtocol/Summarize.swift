@@ -14,6 +14,7 @@ public enum Summarize: RPCMethod {
         public var maxTokens: Int?
         public var temperature: Double?
         public var seed: Int?
+        public var deterministic: Bool? = nil
         public var workDoneToken: JSONValue?
         public init(text: String? = nil, uri: String? = nil, language: String? = nil, maxTokens: Int? = nil,
                     temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
@@ -32,6 +33,7 @@ public enum Summarize: RPCMethod {
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens for the summary.", minimum: 64, maximum: 2048),
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
+            "deterministic": .deterministic,
             "workDoneToken": SchemaHint(description: "LSP work-done token: progress and streamed text arrive as $/progress."),
         ]
     }

@@ -72,7 +72,8 @@ final class DispatchTests: XCTestCase {
         XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":6,"method":"analysis/summarize","params":{"text":"hi","zzz":1}}"#)), -32602)
         XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":7,"method":"analysis/summarize","params":[1]}"#)), -32602)
         XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":8,"method":"analysis/summarize","params":{"text":"Alice met Bob in Paris."}}"#)), -32001)
-        XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":9,"method":"session/respond","params":{"sessionId":"nope","prompt":"x"}}"#)), -32001)
+        // The session is claimed when the request arrives, before any wait for the model.
+        XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":9,"method":"session/respond","params":{"sessionId":"nope","prompt":"x"}}"#)), -32004)
         XCTAssertEqual(code(h.call("{oops")), -32700)
         XCTAssertEqual(code(h.call(#"{"id":10,"method":"model/status"}"#)), -32600)
         XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":11,"method":"model/status"}"#)["result"]?["availability"], "unavailable")

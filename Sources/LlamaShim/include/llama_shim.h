@@ -22,6 +22,8 @@ typedef void (*pl_log_fn)(int level, const char *text, void *user_data);
 /// Initialises the backend once and routes every llama.cpp/ggml log line to `fn`
 /// (never to stdout). Safe to call more than once.
 void pl_init(pl_log_fn fn, void *user_data);
+/* Sends one line down the same path as llama.cpp's own log lines (tests, diagnostics). */
+void pl_log_forward(int level, const char *text);
 
 /// Process memory habits for a long-running daemon (glibc): two malloc arenas, so memory a
 /// thread frees is reused by the others instead of stranded in its own arena. (Fixed mmap

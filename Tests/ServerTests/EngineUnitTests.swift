@@ -1,0 +1,60 @@
+import Foundation
+import ParlanceEngine
+import XCTest
+
+/// The engine's pure pieces: the KV cell mirror, and the log path from llama.cpp.
+final class EngineUnitTests: XCTestCase {
+    func testCellsSharedByACopyAreCountedOnceAndFreedWithTheirLastHolder() {
+        var kv = KVCells(capacity: 100, sequences: 3)
+        kv.append(0, 40)
+        XCTAssertEqual(kv.used, 40)
+        kv.copy(from: 0, to: 1, count: 30)
+        XCTAssertEqual(kv.used, 40, "a copy shares cells")
+        kv.append(1, 5)
+        XCTAssertEqual(kv.used, 45)
+        XCTAssertEqual(kv.held(by: [0, 1]), 45)
+        XCTAssertEqual(kv.freed(truncating: 0), 10, "only the cells no other sequence holds")
+        kv.truncate(0, from: 0)
+        XCTAssertEqual(kv.used, 35, "the shared 30 stay with sequence 1")
+        XCTAssertEqual(kv.count(1), 35)
+        kv.truncate(1, from: 10)
+        XCTAssertEqual(kv.used, 10)
+        XCTAssertEqual(kv.free, 90)
+        kv.truncate(1, from: 0)
+        XCTAssertEqual(kv.used, 0)
+    }
+
+    func testTruncatingPastTheEndChangesNothing() {
+        var kv = KVCells(capacity: 10, sequences: 1)
+        kv.append(0, 4)
+        kv.truncate(0, from: 7)
+        XCTAssertEqual(kv.used, 4)
+        XCTAssertEqual(kv.freed(truncating: 0, from: 9), 0)
+    }
+
+    /// llama.cpp logged a failed decode ~100,000 times in a livelock; each line once nested
+    /// the log sink one thunk deeper, until the engine thread's stack overflowed (SIGSEGV).
+    /// 300,000 lines on a 256 KiB stack must all arrive.
+    func testManyLogLinesOnASmallStack() {
+        final class Counter: @unchecked Sendable {
+            let lock = NSLock()
+            var n = 0
+        }
+        let counter = Counter()
+        LlamaLog.install { level, line in
+            guard level == 3, line == "decode: failed to find a memory slot" else { return }
+            counter.lock.lock()
+            counter.n += 1
+            counter.lock.unlock()
+        }
+        let done = DispatchSemaphore(value: 0)
+        let t = Thread {
+            for _ in 0..<300_000 { LlamaLog.forward(level: 3, "decode: failed to find a memory slot") }
+            done.signal()
+        }
+        t.stackSize = 256 << 10
+        t.start()
+        done.wait()
+        XCTAssertEqual(counter.n, 300_000)
+    }
+}
