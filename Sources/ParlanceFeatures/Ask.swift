@@ -101,7 +101,7 @@ public enum Ask {
             ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
         let turn = s.turns.count / 2 + 1
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
-        let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)",
+        let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)", "\(options.deterministic)",
                         "\(options.sampling.temperature)", "\(options.maxTokens)"].joined(separator: "|")
         if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
             s.turns = [ChatMessage(.user, hit.user), ChatMessage(.assistant, hit.raw)]

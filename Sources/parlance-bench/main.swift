@@ -208,6 +208,8 @@ let compose = composeBench(d, referencePromptTokPerSec: refPP, referenceDecodeTo
                            referenceFiveStreamsTokPerSec: rawBatched[5] ?? 0)
 
 let rss = d.peakRSS ?? 0
+log("many long requests at once (8 on one transcript, 16 on four), against the same one at a time")
+let manyAtOnce = try concurrencyBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
 _ = d.call("shutdown")
 d.notify("exit")
@@ -236,6 +238,7 @@ let out: JSONValue = [
     "coldPrompt": ["maxProgressGapSec": round2(progressGaps.max() ?? 0), "cancelLatencySec": round2(cancelLatency), "cancelAnswered32800": .bool(coldCancelledOK)],
     "roundTripsPerSec": round2(roundTrips),
     "compose": compose,
+    "manyAtOnce": manyAtOnce,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
     "targets": [
         "decode>=95%": .bool(oneRatio >= 0.95), "prompt>=90%": .bool(ppRatio >= 0.90),
@@ -245,6 +248,10 @@ let out: JSONValue = [
         "rss<=model+150MB": .bool(rss <= modelBytes + 150 << 20),
         "composeTtft<=1.2xIdeal+50ms": compose["targets"]?["composeTtft<=1.2xIdeal+50ms"] ?? false,
         "composeFiveTones<=2.5xOne": compose["targets"]?["fiveTones<=2.5xOne"] ?? false,
+        "manyAtOnce8<=1.2xSerial": manyAtOnce["targets"]?["eight<=1.2xSerial"] ?? false,
+        "manyAtOnceDocumentEvaluatedOnce": manyAtOnce["targets"]?["documentEvaluatedOnce"] ?? false,
+        "manyAtOnce16<=1.2xSerial": manyAtOnce["targets"]?["sixteen<=1.2xSerial"] ?? false,
+        "noMemorySlotFailures": manyAtOnce["targets"]?["noMemorySlotFailures"] ?? false,
     ],
 ]
 print(out.serialized(pretty: true))

@@ -7,10 +7,10 @@ import XCTest
 /// their work is scheduled in: messages are sent together (one write) so the daemon reads
 /// them back to back, and every wait is for a response, never for a duration.
 final class ArrivalOrderTests: XCTestCase {
-    /// A turn that cannot end soon: the grammar demands a 1,500-character string.
+    /// A turn that cannot end soon: the grammar demands a 900-character string.
     static let long: JSONValue = [
         "prompt": "Write a long essay about rivers.",
-        "schema": ["type": "object", "properties": ["essay": ["type": "string", "minLength": 1500]], "required": ["essay"],
+        "schema": ["type": "object", "properties": ["essay": ["type": "string", "minLength": 900]], "required": ["essay"],
                    "additionalProperties": false],
         "options": ["maxTokens": 3000],
     ]
@@ -61,9 +61,9 @@ final class ArrivalOrderTests: XCTestCase {
         let uri = "file:///order.srt"
         XCTAssertNotNil(d.call("document/open", ["uri": .string(uri), "text": .string(LongTranscript.srt(cues: 10))]).result)
         for round in 0..<5 {
-            let before = d.request("ask/stream", ["uri": .string(uri), "question": .string("What does the beekeeper do? (\(round))"), "maxTokens": 24])
+            let before = d.request("ask/stream", ["uri": .string(uri), "question": .string("What does the beekeeper do? (\(round))"), "maxTokens": 64])
             let change = d.request("document/change", ["uri": .string(uri), "text": .string(LongTranscript.srt(cues: round % 2 == 0 ? 20 : 10))])
-            let after = d.request("ask/stream", ["uri": .string(uri), "question": .string("What does the telescope do? (\(round))"), "maxTokens": 24])
+            let after = d.request("ask/stream", ["uri": .string(uri), "question": .string("What does the telescope do? (\(round))"), "maxTokens": 64])
             d.send(together: [before.message, change.message, after.message])
             let old = round % 2 == 0 ? 10 : 20
             let new = round % 2 == 0 ? 20 : 10

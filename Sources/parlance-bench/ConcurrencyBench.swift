@@ -1,0 +1,95 @@
+import Foundation
+import ParlanceClient
+import ParlanceJSON
+
+/// Many long requests at once, against the same requests one at a time (each set on a
+/// fresh daemon, so neither reuses the other's cached answers or prefixes):
+/// - 8 `ask/stream` on one ~1,200-token transcript sent together: all answered, total
+///   ≤ 1.2 × serial, and the transcript evaluated once (at most one answer evaluated it);
+/// - 16 `ask/stream` on four transcripts sent together: all answered, none with a false
+///   context overflow, total ≤ 1.2 × serial;
+/// - no "failed to find a memory slot" line in any daemon's log.
+func concurrencyBench(daemonPath: String, modelPath: String, threads: Int) throws -> JSONValue {
+    let logDir = NSTemporaryDirectory() + "parlance-bench-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: logDir) }
+    var logs: [String] = []
+    func daemon() throws -> DaemonProcess {
+        let path = "\(logDir)/\(logs.count).log"
+        logs.append(path)
+        let d = try DaemonProcess(args: ["--model", modelPath, "--threads", String(threads), "--log-file", path], binary: daemonPath)
+        _ = d.initialize()
+        return d
+    }
+    func r2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
+
+    let subjects = ["beekeeping", "astronomy", "sourdough", "cycling", "databases", "shipping", "chess", "sleep", "jazz", "gardening"]
+    /// A 39-cue episode, two speakers, a figure in every cue: about 1,200 prompt tokens.
+    func transcript(_ variant: Int) -> String {
+        (1...39).map { i in
+            let s = subjects[(i / 4 + variant * 3) % subjects.count]
+            let who = (i / 5) % 2 == 0 ? "MAYA" : "BEN"
+            let t = (i - 1) * 4
+            let stamp = { (s: Int) in String(format: "00:%02d:%02d,000", s / 60, s % 60) }
+            return "\(i)\n\(stamp(t)) --> \(stamp(t + 3))\n\(who): In \(s), we reviewed the plan every \(2 + (i * 7 + variant) % 8) weeks "
+                + "and saw \(10 + (i * 13 + variant * 5) % 80) percent better results this season.\n"
+        }.joined(separator: "\n")
+    }
+    let questions = subjects.flatMap { ["How often did they review the \($0) plan?", "What results did \($0) show?"] }
+
+    struct Run { var wall: Double; var results: [JSONValue?]; var documentTokens: Int }
+    func run(_ requests: [(uri: String, question: String)], docs: [String: String], together: Bool) throws -> Run {
+        let d = try daemon()
+        var documentTokens = 0
+        for (uri, text) in docs {
+            documentTokens = d.call("document/open", ["uri": .string(uri), "text": .string(text)]).result?["tokens"]?.intValue ?? 0
+        }
+        let t0 = Date()
+        var results: [JSONValue?] = []
+        if together {
+            let rs = requests.map { d.request("ask/stream", ["uri": .string($0.uri), "question": .string($0.question)]) }
+            d.send(together: rs.map(\.message))
+            results = rs.map { d.response($0.id, timeout: 900) }
+        } else {
+            results = requests.map { d.call("ask/stream", ["uri": .string($0.uri), "question": .string($0.question)], timeout: 900) }
+        }
+        let wall = Date().timeIntervalSince(t0)
+        _ = d.call("shutdown")
+        d.notify("exit")
+        return Run(wall: wall, results: results, documentTokens: documentTokens)
+    }
+    func answered(_ r: Run) -> Int { r.results.filter { $0?.result != nil }.count }
+    func overflows(_ r: Run) -> Int { r.results.filter { $0?["error"]?["data"]?["error"] == "exceededContextWindowSize" }.count }
+
+    let one = ["file:///episode.srt": transcript(0)]
+    let eight = questions.prefix(8).map { (uri: "file:///episode.srt", question: $0) }
+    let serial8 = try run(eight, docs: one, together: false)
+    let together8 = try run(eight, docs: one, together: true)
+    let evaluatedDocument = together8.results.filter {
+        ($0?.result?["usage"]?["cachedPromptTokens"]?.intValue ?? 0) < together8.documentTokens / 2
+    }.count
+
+    let four = Dictionary(uniqueKeysWithValues: (0..<4).map { ("file:///episode-\($0).srt", transcript($0)) })
+    let sixteen = (0..<16).map { (uri: "file:///episode-\($0 % 4).srt", question: questions[$0]) }
+    let serial16 = try run(sixteen, docs: four, together: false)
+    let together16 = try run(sixteen, docs: four, together: true)
+
+    let slotLines = logs.reduce(0) { n, path in
+        n + ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").components(separatedBy: "failed to find a memory slot").count - 1
+    }
+    let ratio8 = together8.wall / serial8.wall
+    let ratio16 = together16.wall / serial16.wall
+    return [
+        "eightOnOneDocument": ["serialSec": r2(serial8.wall), "togetherSec": r2(together8.wall), "togetherVsSerial": r2(ratio8),
+                               "answered": .int(answered(together8)), "answersThatEvaluatedTheDocument": .int(evaluatedDocument)],
+        "sixteenOnFourDocuments": ["serialSec": r2(serial16.wall), "togetherSec": r2(together16.wall), "togetherVsSerial": r2(ratio16),
+                                   "answered": .int(answered(together16)), "contextOverflows": .int(overflows(together16))],
+        "memorySlotFailuresLogged": .int(slotLines),
+        "targets": [
+            "eight<=1.2xSerial": .bool(ratio8 <= 1.2 && answered(together8) == 8),
+            "documentEvaluatedOnce": .bool(evaluatedDocument <= 1),
+            "sixteen<=1.2xSerial": .bool(ratio16 <= 1.2 && answered(together16) == 16 && overflows(together16) == 0),
+            "noMemorySlotFailures": .bool(slotLines == 0),
+        ],
+    ]
+}
