@@ -48,7 +48,17 @@ extension Scheduler {
                 startAlone(job)
                 continue
             }
-            guard active.count < config.maxActive, let plan = plan(for: job), fits(plan) else { break }
+            guard active.count < config.maxActive, let plan = plan(for: job) else { break }
+            guard fits(plan) else {
+                if !active.isEmpty { break }
+                // Alone it fits by construction (checked at submission), so this is a bug:
+                // refuse it rather than wait for room that will never come.
+                waiting.removeFirst()
+                warn("KV cache accounting was wrong: a request of \(plan.need) cells did not fit an idle engine")
+                settle(job, throwing: EngineError.exceededContextWindowSize(
+                    promptTokens: job.request.prompt.count, maxTokens: job.request.maxTokens, contextSize: kv.capacity))
+                continue
+            }
             waiting.removeFirst()
             start(job, plan)
         }
@@ -85,7 +95,9 @@ extension Scheduler {
             if l >= inMemory + Scheduler.minimumShare, l > (leader?.lcp ?? 0) { leader = (j, l) }
         }
         let maxTokens = job.request.maxTokens
-        if let (entry, prefix) = store?.bestMatch(for: prompt, better: max(inMemory, leader?.lcp ?? 0)) {
+        // A state file is restored whole before it is trimmed: it must fit beside the request.
+        if let (entry, prefix) = store?.bestMatch(for: prompt, better: max(inMemory, leader?.lcp ?? 0)),
+           entry.tokens.count + prompt.count - min(prefix, cap) + maxTokens <= kv.capacity {
             let reuse = min(prefix, cap)
             return Plan(source: .disk(entry), reuse: reuse, need: prompt.count - reuse + maxTokens, pinned: entry.tokens.count)
         }

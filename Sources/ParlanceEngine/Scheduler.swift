@@ -30,7 +30,7 @@ final class Scheduler: @unchecked Sendable {
     let model: LlamaModel
     let config: Config
     private let batch: LlamaBatch
-    private let warn: @Sendable (String) -> Void
+    let warn: @Sendable (String) -> Void
 
     // Inbox: the only state shared with other threads.
     private struct Inbox {
