@@ -259,8 +259,11 @@ final class Scheduler: @unchecked Sendable {
         guard !entries.isEmpty else { return }
 
         inFlight.withLock { s in s = Set(entries.map { $0.job.id }) }
-        // A cancel that landed before the flag was armed must still abort this decode.
-        if entries.contains(where: { $0.job.isCancelled }) { ctx.setAbort(true) }
+        // The abort flag is set for this decode alone: a cancel that landed before the flag
+        // was armed still aborts it, and a late `setAbort(true)` meant for the previous decode
+        // (a cancel that saw its job in flight just before the flag was cleared) is dropped;
+        // left set, it aborted every later decode at once, forever.
+        ctx.setAbort(entries.contains(where: { $0.job.isCancelled }) || inbox.withLock { $0.stop })
         let started = ContinuousClock.now
         let rc = ctx.decode(batch)
         if rc == 0, batch.count >= 64 {
