@@ -3,7 +3,8 @@ import ParlanceDocuments
 import XCTest
 
 final class ScaleTests: XCTestCase {
-    /// A 5 MB SRT parses completely, without warnings; in release builds in under a second.
+    /// A 5 MB SRT parses completely, without warnings. (How fast is `make bench`'s concern,
+    /// not a test's: the duration is printed, never asserted.)
     func testFiveMegabyteSRT() throws {
         var cues: [String] = []
         var size = 0
@@ -27,10 +28,7 @@ final class ScaleTests: XCTestCase {
         XCTAssertEqual(t.segments.last?.speaker, "SPEAKER \(n % 3 + 1)")
         XCTAssertEqual(t.segments.last?.text, "Cue number \(n) talks about local models, quantization and battery life.")
         XCTAssertEqual(t.segments.last?.endOffset, t.plainText.unicodeScalars.count)
-        #if !DEBUG
-        XCTAssertLessThan(elapsed, 1.0)
-        #endif
-        _ = elapsed
+        print("5 MB SRT parsed in \(String(format: "%.3f", elapsed)) s")
     }
 
     /// Pathological shapes finish and stay within budget.

@@ -68,10 +68,10 @@ final class AnalysisTests: XCTestCase {
         XCTAssertTrue((3...8).contains(r["tags"]?.arrayValue?.count ?? 0), "\(r)")
         XCTAssertTrue((1...3).contains(r["categories"]?.arrayValue?.count ?? 0), "\(r)")
         XCTAssertTrue(["beginner", "intermediate", "advanced"].contains(r["difficulty"]?.stringValue ?? ""))
-        let (again, cached) = try run("analysis/tags", ["uri": .string(Self.uri)])
+        let (again, cached) = try run("analysis/tags", ["uri": .string(Self.uri)], token: "tags-again")
         XCTAssertEqual(again["cached"], true)
         XCTAssertEqual(again["tags"], r["tags"])
-        XCTAssertLessThan(cached, 1.0)
+        assertNoModelWork(d.progress(token: "tags-again"), "the repeated analysis/tags")
         print("analysis/tags on the sample: first \(String(format: "%.2f", first)) s, cached \(String(format: "%.3f", cached)) s")
     }
 
@@ -192,10 +192,11 @@ final class AnalysisTests: XCTestCase {
         XCTAssertFalse(r["narrative"]?.stringValue?.isEmpty ?? true)
         XCTAssertEqual(r["documents"]?.arrayValue?.count, 2)
         XCTAssertEqual(r["language"], "en-us")
-        let (again, seconds) = try run("analysis/compare", ["documents": [["uri": .string(Self.uri), "title": "Local Loop"],
-                                                                          ["text": .string(second), "title": "Keyboards"]]])
+        let (again, _) = try run("analysis/compare", ["documents": [["uri": .string(Self.uri), "title": "Local Loop"],
+                                                                    ["text": .string(second), "title": "Keyboards"]]], token: "compare-again")
         XCTAssertEqual(again["cached"], true)
-        XCTAssertLessThan(seconds, 1.0)
+        XCTAssertEqual(again["narrative"], r["narrative"])
+        assertNoModelWork(d.progress(token: "compare-again"), "the repeated analysis/compare")
     }
 
     /// The analysis cache is on disk: a new daemon with the same cache dir answers at once.
@@ -217,12 +218,12 @@ final class AnalysisTests: XCTestCase {
 
         let b = try daemon()
         let t0 = Date()
-        let second = try XCTUnwrap(b.call("analysis/content", ["text": .string(text)]).result)
+        let second = try XCTUnwrap(b.call("analysis/content", ["text": .string(text), "workDoneToken": "restart"]).result)
         let seconds = Date().timeIntervalSince(t0)
         XCTAssertEqual(second["cached"], true)
         XCTAssertEqual(second["notes"], first["notes"])
         XCTAssertEqual(second["style"], first["style"])
-        XCTAssertLessThan(seconds, 1.0)
+        assertNoModelWork(b.progress(token: "restart"), "analysis/content after a restart")
         print("analysis/content after a restart: served from the disk cache in \(String(format: "%.3f", seconds)) s")
     }
 }
@@ -269,10 +270,10 @@ final class LongAnalysisTests: XCTestCase {
         XCTAssertTrue(progress.contains { $0["phase"] == "reduce" })
         let pct = progress.compactMap { $0["percentage"]?.intValue }
         XCTAssertEqual(pct, pct.sorted())
-        let (again, cachedSeconds) = try call("analysis/summarize", ["uri": .string(uri)])
+        let (again, cachedSeconds) = try call("analysis/summarize", ["uri": .string(uri), "workDoneToken": "long-sum-again"])
         XCTAssertEqual(again["cached"], true)
         XCTAssertEqual(again["summary"], summary["summary"])
-        XCTAssertLessThan(cachedSeconds, 1.0)
+        assertNoModelWork(d.progress(token: "long-sum-again"), "the repeated analysis/summarize")
         print("long transcript (\(info["tokens"]!) tokens, \(chunks) parts): summarize first \(String(format: "%.1f", first)) s, cached \(String(format: "%.3f", cachedSeconds)) s")
 
         // The other whole-transcript analyses reuse the part notes: one call each, or none.

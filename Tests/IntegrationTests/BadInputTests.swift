@@ -58,7 +58,7 @@ final class BadInputTests: XCTestCase {
             XCTAssertNotNil(daemon.initialize().result, partial)
             daemon.writeRaw(bytes(partial))
             daemon.closeInput()
-            XCTAssertEqual(daemon.waitExit(timeout: 5), 0, partial)
+            XCTAssertEqual(daemon.waitExit(timeout: 60), 0, partial)
         }
     }
 

@@ -106,7 +106,7 @@ final class LifecycleTests: XCTestCase {
         let d = try Daemon()
         _ = d.initialize()
         d.closeInput()
-        XCTAssertEqual(d.waitExit(timeout: 5), 0)
+        XCTAssertEqual(d.waitExit(timeout: 60), 0)
     }
 
     func testLSPFramingRepliesInLSPFraming() throws {

@@ -159,13 +159,13 @@ def test_cancel_mid_generation(client: ParlanceClient, spec: Dict[str, Any]) -> 
     sid = client.request("session/create", {})["sessionId"]
     p = client.start("session/respond", {"sessionId": sid, **LONG}, progress=True)
     wait_for(lambda: len(p.text) > 10, "streamed text")
-    t0 = time.time()
     p.cancel()
     e = error_of(p)
-    assert time.time() - t0 < 30, "cancellation answers promptly"
     check_error(spec, e, -32800)
     assert e.data["partial"] == p.text, (e.data, p.text)
     assert isinstance(e.data["generatedTokens"], int)
+    # Stopped where it was, not run to its end: fewer tokens than it was allowed.
+    assert e.data["generatedTokens"] < LONG["options"]["maxTokens"], e.data
     assert p.progress[-1]["kind"] == "end" and p.progress[-1]["message"] == "cancelled"
     # A cancelled turn leaves the session as it was; the session still works.
     assert client.request("session/transcript", {"sessionId": sid})["turns"] == []
