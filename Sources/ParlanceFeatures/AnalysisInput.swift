@@ -67,18 +67,24 @@ public struct AnalysisInput: Sendable {
     public var languageName: String { Languages.name(language.language) }
 
     public static func resolve(text: String?, uri: String?, language: String?, ctx: RequestContext) async throws -> AnalysisInput {
-        switch (text, uri) {
-        case (nil, nil):
-            throw ResponseError.invalidParams("give either 'text' or 'uri'", data: ["path": "(root)", "keyword": "required"])
-        case (.some, .some):
-            throw ResponseError.invalidParams("give either 'text' or 'uri', not both", data: ["path": "(root)", "keyword": "oneOf"])
-        case (let text?, nil):
+        try checkSource(text: text, uri: uri)
+        if let text {
             let parsed = try parse(text)
             return AnalysisInput(transcript: parsed, contentHash: SHA256Hex.of(text), language: try resolveLanguage(language, parsed), uri: nil)
-        case (nil, let uri?):
-            guard let doc = await ctx.document(uri) else { throw ErrorMapping.notFound("document", uri) }
-            return AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
-                                 language: try resolveLanguage(language ?? doc.language, doc.transcript), uri: uri)
+        }
+        let uri = uri ?? ""
+        guard let doc = await ctx.document(uri) else { throw ErrorMapping.notFound("document", uri) }
+        return AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
+                             language: try resolveLanguage(language ?? doc.language, doc.transcript), uri: uri)
+    }
+
+    /// Exactly one of `text` and `uri`, else a precise -32602.
+    static func checkSource(text: String?, uri: String?) throws {
+        if text == nil, uri == nil {
+            throw ResponseError.invalidParams("give either 'text' or 'uri'", data: ["path": "(root)", "keyword": "required"])
+        }
+        if text != nil, uri != nil {
+            throw ResponseError.invalidParams("give either 'text' or 'uri', not both", data: ["path": "(root)", "keyword": "oneOf"])
         }
     }
 

@@ -69,6 +69,8 @@ public enum Ask {
             _ = try await ctx.services.sessions.get(sid)
             uri = await Conversations.shared.get(sid)?.uri
         }
+        // Bad input is refused before a session is created for it.
+        try AnalysisInput.checkSource(text: p.text, uri: uri)
         let ctx = await ctx.claimDocuments(uri.map { [$0] } ?? [])
         if let uri, await ctx.document(uri) == nil { throw ErrorMapping.notFound("document", uri) }
         let store = ctx.services.sessions
