@@ -83,11 +83,7 @@ extension Scheduler {
         guard slots.contains(where: { $0.job == nil }) else { return nil }
         let prompt = job.request.prompt
         let cap = max(0, prompt.count - 1)  // the last prompt token is always evaluated: its logits start generation
-        var best: (seq: Int, lcp: Int)? = nil
-        for (i, s) in slots.enumerated() where !s.tokens.isEmpty {
-            let l = min(commonPrefix(s.tokens, prompt), cap)
-            if l > (best?.lcp ?? 0) { best = (i, l) }
-        }
+        let best = longestCachedPrefix(of: prompt, upTo: cap)
         let inMemory = best?.lcp ?? 0
         var leader: (job: Job, lcp: Int)? = nil
         for j in active where j.inPrompt {
@@ -189,18 +185,24 @@ extension Scheduler {
         if active.contains(where: { $0 === leader }), leader.nPast < upTo { return false }
         j.follow = nil
         // The leader's sequence, or any sequence holding the longest part of the prefix.
-        var best: (seq: Int, lcp: Int)? = nil
-        for (i, s) in slots.enumerated() where i != Int(j.seq) && !s.tokens.isEmpty {
-            let l = min(commonPrefix(s.tokens, j.request.prompt), upTo)
-            if l > (best?.lcp ?? 0) { best = (i, l) }
-        }
-        if let best {
+        if let best = longestCachedPrefix(of: j.request.prompt, upTo: upTo, excluding: Int(j.seq)) {
             copy(from: best.seq, to: Int(j.seq), count: best.lcp)
             j.nPast = best.lcp
             j.nCached = best.lcp
             j.continuation.yield(.prompt(evaluated: j.nPast, total: j.request.prompt.count, cached: j.nCached))
         }
         return true
+    }
+
+    /// The sequence whose KV cache holds the longest prefix of `prompt` (at most `upTo`
+    /// tokens), and that length; nil when none holds any.
+    func longestCachedPrefix(of prompt: [Token], upTo: Int, excluding: Int? = nil) -> (seq: Int, lcp: Int)? {
+        var best: (seq: Int, lcp: Int)? = nil
+        for (i, s) in slots.enumerated() where i != excluding && !s.tokens.isEmpty {
+            let l = min(commonPrefix(s.tokens, prompt), upTo)
+            if l > (best?.lcp ?? 0) { best = (i, l) }
+        }
+        return best
     }
 
     // MARK: cells
