@@ -29,6 +29,10 @@ public struct BM25Index: Sendable {
         self.postings = postings
     }
 
+    /// The terms a text is indexed and searched by: folded words, stopwords out, light
+    /// stemming, irregular forms and demonyms joined to one term (ran → run, Danish → denmark).
+    public static func terms(_ text: String) -> [String] { Tokenizer.terms(text) }
+
     /// The best `limit` documents by score, best first (ties by index); only positive scores,
     /// so a query whose terms appear nowhere returns [].
     public func search(_ query: String, limit: Int) -> [(index: Int, score: Double)] {

@@ -12,7 +12,7 @@ enum Tokenizer {
         """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
 
     static func terms(_ text: String) -> [String] {
-        words(text).compactMap { w in stopwords.contains(w) ? nil : stem(w) }
+        words(text).compactMap { w in stopwords.contains(w) ? nil : WordForms.canonical[w] ?? stem(w) }
     }
 
     /// Folded words; apostrophes inside a word are kept only long enough to test stopwords

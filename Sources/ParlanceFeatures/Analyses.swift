@@ -15,15 +15,18 @@ struct AnalysisJob: Sendable {
     let options: ResolvedOptions
     let ctx: RequestContext
     let cacheKey: String
+    let attempts: Attempts
 
     static func start(_ method: String, text: String?, uri: String?, language: String?, params: some Encodable & Sendable,
-                      temperature: Double?, seed: Int?, deterministic: Bool?, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
+                      temperature: Double?, seed: Int?, deterministic: Bool?, verify: Bool?, maxAttempts: Int?, maxTokens: Int,
+                      ctx: RequestContext) async throws -> AnalysisJob {
         let input = try await AnalysisInput.resolve(text: text, uri: uri, language: language, ctx: ctx)
         let engine = try await ctx.engine()
         _ = try input.checkedTokenCount(engine, path: uri == nil ? "text" : "uri")
         let options = ResolvedOptions(GenerationOptions(temperature: temperature, seed: seed, maxTokens: maxTokens, deterministic: deterministic), defaultTemperature: 0.2)
         return AnalysisJob(method: method, input: input, engine: engine, options: options, ctx: ctx,
-                           cacheKey: AnalysisCache.key(method: method, input: input, params: params, engine: engine))
+                           cacheKey: AnalysisCache.key(method: method, input: input, params: params, engine: engine),
+                           attempts: Attempts(verify: verify, maxAttempts: maxAttempts))
     }
 
     /// A cached result, marked `cached: true`.
@@ -35,8 +38,9 @@ struct AnalysisJob: Sendable {
     }
 
     /// Adds the metadata every analysis result carries, decodes, caches and returns it.
-    func finish<R: Decodable>(_ content: JSONObject, chunks: Int?, usage: Usage) async throws -> R {
+    func finish<R: Decodable>(_ content: JSONObject, chunks: Int?, usage: Usage, verification: Verification) async throws -> R {
         var o = content
+        o["verification"] = try JSONValue(encoding: verification)
         o["language"] = .string(input.language.language)
         if let f = input.language.fallbackFrom { o["fallbackFrom"] = .string(f) }
         if let chunks { o["chunks"] = .int(chunks) }
@@ -64,16 +68,56 @@ struct AnalysisJob: Sendable {
     /// One schema-guided call over `body`, with the task after the transcript. Progress
     /// percentages map into `range`; nil reports nothing (one part among many).
     func generate(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
-                  expectedChars: Int = 500, part: String? = nil) async throws -> Generated {
+                  expectedChars: Int = 500, part: String? = nil, attempt: Int = 1) async throws -> Generated {
         try Task.checkCancellation()
         var o = options
         o.maxTokens = maxTokens
+        o.seed = Attempts.seed(options.seed, attempt: attempt)
         let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
         let prompt = engine.prompt.tokens(for: AnalysisPrompt.messages(input, body: body, task: prefix + task))
         return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
                                         cachePriority: input.uri == nil ? .normal : .document,
                                         progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)
     }
+}
+
+extension AnalysisJob {
+    /// Names in this job's transcript, for the list checks.
+    var names: Set<String> { ListVerifier.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
+
+    /// One schema-guided call, checked by `check`; while a list still lacks good items or a
+    /// scalar fails, another attempt (another seed, the task with a stricter line) tops it up.
+    func generateVerified(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
+                          expectedChars: Int = 500, check: ListCheck) async throws -> (content: JSONObject, usage: Usage, verification: Verification) {
+        var merged: JSONObject?
+        var issues: [VerificationIssue] = []
+        var usage = Usage.zero
+        var attempt = 0
+        let clock = ContinuousClock()
+        let start = clock.now
+        var first: Duration?
+        while true {
+            attempt += 1
+            let t = attempt == 1 ? task : task + " " + AnalysisJob.stricter
+            let out = try await generate(body: body, condensed: condensed, task: t, schema: schema, maxTokens: maxTokens, range: range,
+                                         expectedChars: expectedChars, attempt: attempt)
+            usage = usage + out.usage
+            if first == nil { first = clock.now - start }
+            let content = out.json?.objectValue ?? JSONObject()
+            if let m = merged { (merged, issues) = check.topUp(m, issues: issues, from: content) } else { (merged, issues) = check.apply(content) }
+            let blocking = issues.filter { $0.repaired != true }
+            guard !blocking.isEmpty, attempts.verify, attempt < attempts.maxAttempts,
+                  clock.now - start < Attempts.budget(firstAttempt: first!) else { break }
+            ctx.progress(.init(kind: .report, message: "attempt \(attempt) failed verification (\(blocking.map(\.message).joined(separator: "; "))); generating again",
+                               phase: .verifying, attempt: attempt + 1, restart: true))
+        }
+        let passed = !issues.contains { $0.repaired != true }
+        let repaired = issues.contains { $0.repaired == true }
+        return (merged ?? JSONObject(), usage, Verification(passed: passed, attempts: attempt, issues: issues, fallback: passed && repaired ? .repaired : nil))
+    }
+
+    /// The line added to the task from the second attempt on.
+    static let stricter = "Every list item must say something different. Takeaways and action items are full sentences, not names or labels. targetAudience describes a kind of people (for example \"new beekeepers\"), not a name."
 }
 
 /// `analysis/tags` and `analysis/content`: one schema-guided call over the transcript (or
@@ -86,15 +130,15 @@ public enum Analyses {
 
     public static func tags(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeTags.Result {
         let job = try await AnalysisJob.start(AnalyzeTags.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: 300, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
+                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: 300, ctx: ctx)
         if let hit: AnalyzeTags.Result = await job.cached() { return hit }
         let (body, chunks, u) = try await job.body(output: 300)
-        let out = try await job.generate(body: body, condensed: chunks > 1, task: tagsTask, schema: AnalyzeTags.Result.generationSchema,
-                                         maxTokens: 300, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250)
-        var content = out.json?.objectValue ?? JSONObject()
-        content["tags"] = dedupe(content["tags"], keepingAtLeast: 3)
-        content["categories"] = dedupe(content["categories"], keepingAtLeast: 1)
-        return try await job.finish(content, chunks: chunks, usage: u + out.usage)
+        let check = ListCheck(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
+                              labels: AnalyzeTags.Result.generatedFields, names: [])
+        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: tagsTask, schema: AnalyzeTags.Result.generationSchema,
+                                                 maxTokens: 300, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250, check: check)
+        return try await job.finish(out.content, chunks: chunks, usage: u + out.usage, verification: out.verification)
     }
 
     static let contentTask = """
@@ -105,12 +149,14 @@ public enum Analyses {
 
     public static func content(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeContent.Result {
         let job = try await AnalysisJob.start(AnalyzeContent.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: 200, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
+                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: 200, ctx: ctx)
         if let hit: AnalyzeContent.Result = await job.cached() { return hit }
         let (body, chunks, u) = try await job.body(output: 200)
-        let out = try await job.generate(body: body, condensed: chunks > 1, task: contentTask, schema: AnalyzeContent.Result.generationSchema,
-                                         maxTokens: 200, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250)
-        return try await job.finish(out.json?.objectValue ?? JSONObject(), chunks: chunks, usage: u + out.usage)
+        let check = ListCheck(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
+        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: contentTask, schema: AnalyzeContent.Result.generationSchema,
+                                                 maxTokens: 200, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250, check: check)
+        return try await job.finish(out.content, chunks: chunks, usage: u + out.usage, verification: out.verification)
     }
 
     /// A string array without case-insensitive repeats, unless that would leave fewer than

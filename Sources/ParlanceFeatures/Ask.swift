@@ -103,8 +103,9 @@ public enum Ask {
             ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
         let turn = s.turns.count / 2 + 1
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
         let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)", "\(options.deterministic)",
-                        "\(options.sampling.temperature)", "\(options.maxTokens)"].joined(separator: "|")
+                        "\(options.sampling.temperature)", "\(options.maxTokens)", "verify=\(attempts.verify)/\(attempts.maxAttempts)"].joined(separator: "|")
         if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
             s.turns = [ChatMessage(.user, hit.user), ChatMessage(.assistant, hit.raw)]
             s.history = []
@@ -144,7 +145,8 @@ public enum Ask {
             await Conversations.shared.set(s.id, convo)
             ctx.progress(.init(kind: .report, percentage: 100, phase: .done, delta: text))
             meta["retrieval"] = .object(retrieval)
-            return try build(meta, answer: text, found: false, citations: [], confidence: "low", topics: [], usage: .zero)
+            return try build(meta, answer: text, found: false, citations: [], confidence: "low", topics: [], usage: .zero,
+                             verification: Verification(passed: true, attempts: 0, issues: [], fallback: .notFound))
         }
 
         let shownNow = whole ? input.transcript.segments : sel.segments
@@ -180,33 +182,91 @@ public enum Ask {
         retrieval["segmentsUsed"] = .array(ids.map { .int($0) })
         meta["retrieval"] = .object(retrieval)
 
-        let out = try await Generation.run(engine, prompt: prompt, schema: schema(ids: ids, maxTokens: options.maxTokens), options: options,
-                                           cachePriority: .session, progress: answerStream(ctx.progress.scaled(10...99, expectedChars: 500)))
+        let shown = ids.compactMap { input.segment($0) }
+        let instructions = [task, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
+        var usage = Usage.zero
+        let (best, firstVerification) = try await attempts.run(progress: ctx.progress, { attempt in
+            var o = options
+            o.seed = Attempts.seed(options.seed, attempt: attempt)
+            // Later attempts: the same prompt with a stricter last line (the transcript before it stays cached).
+            let user = attempt == 1 ? userContent : userContent + "\n" + stricter
+            let tokens = attempt == 1 ? prompt
+                : s.turns.isEmpty ? engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
+                : Sessions.tokens(for: s, adding: user, engine: engine)
+            let out = try await Generation.run(engine, prompt: tokens, schema: schema(ids: ids, maxTokens: options.maxTokens), options: o,
+                                               cachePriority: .session, progress: answerStream(ctx.progress.scaled(10...99, expectedChars: 500)))
+            usage = usage + out.usage
+            let d = out.json ?? [:]
+            let verdict = AnswerVerifier.check(question: question, answer: d["answer"]?.stringValue ?? "",
+                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], shown: shown, instructions: instructions)
+            return (out: out, user: user, verdict: verdict)
+        }, check: { $0.verdict.issues })
+        let out = best.out
         let d = out.json ?? [:]
-        let answer = d["answer"]?.stringValue ?? ""
-        var citations: [Segment] = []
-        for c in d["citations"]?.arrayValue ?? [] {
-            if let id = c.intValue, convo.shown.contains(id), let seg = input.segment(id), !citations.contains(seg) { citations.append(seg) }
+        var verification = firstVerification
+        var answer = d["answer"]?.stringValue ?? ""
+        var found = !best.verdict.saysNotFound
+        var citations = best.verdict.citations.compactMap { input.segment($0) }
+        var confidence = d["confidence"]?.stringValue ?? "low"
+        if !verification.passed, attempts.verify {
+            // No usable answer within the attempts: say the document does not answer when the
+            // question asks about something it never mentions, else quote the best segments.
+            let failed = verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
+            if sel.coverage < 1 {
+                answer = Retrieval.notFound(input.language.language)
+                found = false
+                citations = []
+                verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .notFound)
+            } else {
+                citations = extractive(question: question, shown: shown)
+                answer = citations.map { quote($0) }.joined(separator: " ")
+                verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .extractive)
+            }
+            confidence = "low"
+            ctx.progress(.init(kind: .report, message: "no model answer passed verification: \(verification.fallback!.rawValue) answer", phase: .verifying,
+                               delta: answer, attempt: verification.attempts, restart: true))
         }
+        if !found { citations = [] }
         citations.sort { $0.id < $1.id }
-        // An answer the model could not tie to any segment is not a confident one.
-        let confidence = citations.isEmpty ? "low" : (d["confidence"]?.stringValue ?? "low")
-        s.turns += [ChatMessage(.user, userContent), ChatMessage(.assistant, out.text)]
-        s.history = prompt + out.tokens
+        // An answer tied to no segment is not a confident one.
+        if citations.isEmpty { confidence = "low" }
+        s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, out.text)]
+        s.history = out.prompt + out.tokens
         convo.exchanges.append((question, answer))
         await Conversations.shared.set(s.id, convo)
         let topics = Analyses.dedupe(d["relatedTopics"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        let result = try build(meta, answer: answer, found: true, citations: citations, confidence: confidence, topics: topics, usage: out.usage)
+        let result = try build(meta, answer: answer, found: found, citations: citations, confidence: confidence, topics: found ? topics : [],
+                               usage: usage, verification: verification)
         if turn == 1 {
-            await ctx.services.analysisCache.put(cacheKey, CachedAnswer(result: try JSONValue(encoding: result), user: userContent, raw: out.text,
+            await ctx.services.analysisCache.put(cacheKey, CachedAnswer(result: try JSONValue(encoding: result), user: best.user, raw: out.text,
                                                                         shown: convo.shown.sorted()))
         }
         return result
     }
 
+    /// The line added to the task from the second attempt on.
+    static let stricter = "Answer in one or two plain sentences using only facts from the transcript above; if it does not say, answer that it is not mentioned."
+
+    /// The extractive fallback: the one or two shown segments that best match the question.
+    static func extractive(question: String, shown: [Segment]) -> [Segment] {
+        let index = BM25Index(documents: shown.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
+        let hits = index.search(question, limit: 2)
+        guard let top = hits.first else { return Array(shown.prefix(1)) }
+        return hits.filter { $0.score >= 0.6 * top.score }.map { shown[$0.index] }
+    }
+
+    /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).
+    static func quote(_ s: Segment) -> String {
+        var about: [String] = []
+        if let sp = s.speaker { about.append(sp) }
+        if let t = s.start { about.append(String(format: "%02d:%02d", Int(t) / 60, Int(t) % 60)) }
+        return "\u{201C}\(s.text)\u{201D}" + (about.isEmpty ? "" : " (\(about.joined(separator: ", ")))")
+    }
+
     static func build(_ meta: JSONObject, answer: String, found: Bool, citations: [Segment], confidence: String, topics: [String],
-                      usage: Usage) throws -> AskStream.Result {
+                      usage: Usage, verification: Verification) throws -> AskStream.Result {
         var o = meta
+        o["verification"] = try JSONValue(encoding: verification)
         o["answer"] = .string(answer)
         o["found"] = .bool(found)
         o["citations"] = .array(citations.map { .object(Grounding.cited($0)) })

@@ -40,7 +40,9 @@ public enum Compare {
         let titles = uniqueTitles(p.documents)
         let first = inputs[0]
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, deterministic: p.deterministic), defaultTemperature: 0.2)
-        let key = ([AnalyzeCompare.name, first.language.language, engine.modelSha256, "\(options.seed)", "\(options.sampling.temperature)"]
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
+        let key = ([AnalyzeCompare.name, first.language.language, engine.modelSha256, "\(options.seed)", "\(options.sampling.temperature)",
+                    "verify=\(attempts.verify)/\(attempts.maxAttempts)"]
             + zip(titles, inputs).map { "\($0)=\($1.contentHash)" }).joined(separator: "|")
         if let hit: JSONValue = await ctx.services.analysisCache.get(key), case .object(var o) = hit {
             o["cached"] = true
@@ -56,8 +58,10 @@ public enum Compare {
         for (i, d) in p.documents.enumerated() {
             try Task.checkCancellation()
             let sub = ctx.with(progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"))
-            let s = try await Summaries.summarize(
-                Summarize.Params(text: d.text, uri: d.uri, language: first.language.language, temperature: p.temperature, seed: p.seed), sub)
+            var params = Summarize.Params(text: d.text, uri: d.uri, language: first.language.language, temperature: p.temperature, seed: p.seed)
+            params.verify = p.verify
+            params.maxAttempts = p.maxAttempts
+            let s = try await Summaries.summarize(params, sub)
             if !s.cached { usage = usage + s.usage }
             digests.append("Document \"\(titles[i])\": \(s.summary)\nTopics: \(s.mainTopics.joined(separator: "; "))")
             var doc: JSONObject = ["title": .string(titles[i]), "contentHash": .string(inputs[i].contentHash), "chunks": .int(s.chunks)]
@@ -79,7 +83,13 @@ public enum Compare {
         usage = usage + out.usage
         let draft = out.json ?? [:]
         var content = JSONObject()
-        content["commonThemes"] = .array(Analyses.dedupe(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? []).map { .string($0) })
+        let (themes, issues) = ListVerifier.repair(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                                   field: .init("commonThemes", .phrase, minItems: 1),
+                                                   labels: ["commonThemes", "evolution", "uniqueInsights", "recommendedOrder", "narrative"] + titles, names: [])
+        content["commonThemes"] = .array(themes.map { .string($0) })
+        let passed = !issues.contains { $0.repaired != true }
+        content["verification"] = try JSONValue(encoding: Verification(passed: passed, attempts: 1, issues: issues,
+                                                                        fallback: passed && !issues.isEmpty ? .repaired : nil))
         content["evolution"] = draft["evolution"] ?? ""
         content["uniqueInsights"] = .array(titles.map { t in
             ["document": .string(t), "insight": draft["uniqueInsights"]?[t] ?? ""]

@@ -62,18 +62,24 @@ public enum Compose {
         let store = ctx.services.composeHistory
         let originalText = p.text
         let keyPoints = analysis.keyPoints
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
+        let facts = Facts.extract(selection).map(\.text)
         let results = try await withThrowingTaskGroup(of: (Int, ComposeVariation, [Token]).self) { group in
             for (i, tone) in tones.enumerated() {
                 let id = "\(entryId).\(i + 1)"
                 var options = baseOptions
                 options.seed = baseSeed &+ UInt32(i)
-                let prompt = prompts[i]
+                let firstPrompt = prompts[i]
                 group.addTask {
-                    let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)
-                    let v = finish(id: id, tone: tone, audience: audience, raw: out, original: originalText, keyPoints: keyPoints,
-                                   seed: options.seed)
+                    let instructions = ComposePrompt.instructionTexts(tone: tone, audience: audience, languageName: languageName)
+                    let (v, tokens) = try await rewrite(id: id, tone: tone, audience: audience, original: originalText, keyPoints: keyPoints,
+                                                        language: language.language, instructions: instructions, attempts: attempts,
+                                                        options: options, engine: engine, ctx: ctx) { attempt in
+                        attempt == 1 ? firstPrompt : engine.prompt.tokens(for: ComposePrompt.messages(
+                            text: selection, tone: tone, audience: audience, instructions: p.instructions, languageName: languageName, strict: facts))
+                    }
                     ctx.progress(.init(kind: .report, message: "variation \(id) done", phase: .done, part: id, partial: try? JSONValue(encoding: v)))
-                    return (i, v, prompt + out.tokens)
+                    return (i, v, tokens)
                 }
             }
             var all: [(Int, ComposeVariation, [Token])] = []
@@ -131,13 +137,24 @@ public enum Compose {
         }
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic),
                                       defaultTemperature: 0.4)
-        let out = try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: id)
-        var v = finish(id: id, tone: parent.tone, audience: parent.audience, raw: out, original: entry.text,
-                       keyPoints: entry.analysis.keyPoints, seed: options.seed)
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
+        let languageName = Languages.name(entry.language)
+        let facts = Facts.extract(entry.text).map(\.text)
+        let instructions = ComposePrompt.instructionTexts(tone: parent.tone, audience: parent.audience, languageName: languageName)
+            + [ComposePrompt.refinement(instruction)]
+        var (v, tokens) = try await rewrite(id: id, tone: parent.tone, audience: parent.audience, original: entry.text, keyPoints: entry.analysis.keyPoints,
+                                            language: entry.language, instructions: instructions, attempts: attempts, options: options,
+                                            engine: engine, ctx: ctx, previous: parent.text, lengthBounds: 0.15...3.5) { attempt in
+            guard attempt > 1 else { return prompt }
+            // Later attempts: the same conversation, the revision request with a stricter line.
+            var strict = messages
+            strict[strict.count - 1] = ChatMessage(.user, ComposePrompt.refinement(instruction) + "\n" + ComposePrompt.stricter(facts: facts))
+            return history.map { $0 + engine.prompt.continuation(of: strict, after: strict.count - 2) } ?? engine.prompt.tokens(for: strict)
+        }
         v.parentId = parent.id
         v.instruction = instruction
         let stored = await store.add(v, to: entry.id, persist: !(p.ephemeral ?? false))
-        await store.remember(prompt + out.tokens, for: id)
+        await store.remember(tokens, for: id)
         return .init(id: entry.id, variation: v, stored: stored, provenance: options.provenance(engine))
     }
 
@@ -194,12 +211,38 @@ public enum Compose {
                                     "contextSize": .int(context), "detail": .string(detail)])
     }
 
-    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, original: String, keyPoints: [String], seed: UInt32) -> ComposeVariation {
+    /// One variation: generated, checked against the selection (`RewriteVerifier`), and
+    /// generated again with another seed and a stricter tail while it fails, up to the
+    /// attempts allowed. `prompt(n)` is attempt n's prompt. Returns the variation (usage
+    /// summed over its attempts) and the tokens of the attempt kept, for refinements.
+    static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
+                        attempts: Attempts, options: ResolvedOptions, engine: Engine, ctx: RequestContext, previous: String? = nil,
+                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int) -> [Token]) async throws -> (ComposeVariation, [Token]) {
+        var usage = Usage.zero
+        let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
+            var o = options
+            o.seed = Attempts.seed(options.seed, attempt: attempt)
+            let out = try await Generation.run(engine, prompt: prompt(attempt), options: o, progress: ctx.progress, part: id)
+            usage = usage + out.usage
+            return (out: out, seed: o.seed)
+        }, check: { attempt in
+            RewriteVerifier.check(.init(original: original, rewrite: ComposePrompt.clean(attempt.out.text), instructions: instructions,
+                                        language: language, lengthBounds: lengthBounds, previous: previous))
+        })
+        var v = finish(id: id, tone: tone, audience: audience, raw: best.out, original: original, keyPoints: keyPoints, seed: best.seed,
+                       verification: verification)
+        v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
+                        firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs)
+        return (v, best.out.prompt + best.out.tokens)
+    }
+
+    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, original: String, keyPoints: [String], seed: UInt32,
+                       verification: Verification) -> ComposeVariation {
         let text = ComposePrompt.clean(raw.text)
         let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
         return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
                                 keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
-                                seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage)
+                                seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
     }
 
     static func commonPrefix(_ prompts: [[Token]]) -> Int {

@@ -9,12 +9,33 @@ import ParlanceProtocol
 enum ComposePrompt {
     static let system = "You rewrite text. Keep its meaning and every fact, name, number and date. Reply with the rewritten text only."
 
-    static func messages(text: String, tone: Tone, audience: Audience, instructions: String?, languageName: String) -> [ChatMessage] {
-        var user = "Rewrite the text below for \(describe(audience)), in the tone given after it. Keep every fact; add nothing."
-        if languageName != "English" { user += " Write in \(languageName)." }
+    static func messages(text: String, tone: Tone, audience: Audience, instructions: String?, languageName: String,
+                         strict: [String]? = nil) -> [ChatMessage] {
+        var user = task(audience: audience, languageName: languageName)
         if let i = instructions?.trimmingCharacters(in: .whitespacesAndNewlines), !i.isEmpty { user += " \(i)" }
         user += "\n\nText:\n\(text)\n\nTone: \(describe(tone))"
+        if let strict { user += "\n" + stricter(facts: strict) }
         return [ChatMessage(.system, system), ChatMessage(.user, user)]
+    }
+
+    static func task(audience: Audience, languageName: String) -> String {
+        var t = "Rewrite the text below for \(describe(audience)), in the tone given after it. Keep every fact; add nothing."
+        if languageName != "English" { t += " Write in \(languageName)." }
+        return t
+    }
+
+    /// The line after the tone on a second or later attempt (the prompts still share all
+    /// but their tail, so the cached prefix serves them).
+    static func stricter(facts: [String]) -> String {
+        var s = "Write the message itself, as its author would send it: do not describe, refuse or comment on the task, and do not copy the text unchanged."
+        if !facts.isEmpty { s += " Keep exactly: " + facts.joined(separator: ", ") + "." }
+        return s
+    }
+
+    /// The prompt's own words, which an output must not repeat (the echo check).
+    static func instructionTexts(tone: Tone, audience: Audience, languageName: String) -> [String] {
+        [system, task(audience: audience, languageName: languageName), "Text:", "Tone: " + describe(tone), stricter(facts: []),
+         "Rewritten text:", "Here is the rewritten text"]
     }
 
     static func describe(_ tone: Tone) -> String {

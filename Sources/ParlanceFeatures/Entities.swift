@@ -35,7 +35,8 @@ public enum Entities {
 
     public static func entities(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeEntities.Result {
         let job = try await AnalysisJob.start(AnalyzeEntities.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: maxTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
+                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: maxTokens, ctx: ctx)
         if let hit: AnalyzeEntities.Result = await job.cached() { return hit }
         let schema = SchemaDeriver.schema(for: Draft.self)
         let engine = job.engine
@@ -71,7 +72,13 @@ public enum Entities {
             content[kind] = .array(list)
             unverified += missing
         }
-        content["unverified"] = .array(Analyses.dedupe(unverified).map { .string($0) })
-        return try await job.finish(content, chunks: chunks, usage: usage)
+        let ungrounded = Analyses.dedupe(unverified)
+        content["unverified"] = .array(ungrounded.map { .string($0) })
+        // Every listed name was found in the transcript (grounding is the check); names the
+        // model gave that are not there were moved to `unverified`.
+        let issues = ungrounded.isEmpty ? [] : [VerificationIssue(.unsupportedFact, "not in the transcript, moved to unverified: " + ungrounded.joined(separator: ", "),
+                                                                  path: "unverified", repaired: true)]
+        return try await job.finish(content, chunks: chunks, usage: usage,
+                                    verification: Verification(passed: true, attempts: 1, issues: issues, fallback: issues.isEmpty ? nil : .repaired))
     }
 }

@@ -48,7 +48,8 @@ public enum Highlights {
 
     public static func highlights(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeHighlights.Result {
         let job = try await AnalysisJob.start(AnalyzeHighlights.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: maxTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
+                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: maxTokens, ctx: ctx)
         if let hit: AnalyzeHighlights.Result = await job.cached() { return hit }
         let engine = job.engine
         let input = job.input
@@ -70,7 +71,8 @@ public enum Highlights {
             drafts = notes.map { n in ["keyMoments": n["moments"] ?? [], "quotes": n["quote"] ?? [], "actionItems": n["actionItems"] ?? []] }
             usage = u
         }
-        return try await job.finish(merge(drafts, input: input), chunks: chunks, usage: usage)
+        let (content, verification) = verify(merge(drafts, input: input), names: job.names)
+        return try await job.finish(content, chunks: chunks, usage: usage, verification: verification)
     }
 
     /// Drafts → the result: moments and quotes resolved to their segments (one per segment,
@@ -101,6 +103,31 @@ public enum Highlights {
         o["quotes"] = .array(thin(quotes.sorted { $0.0 < $1.0 }.map(\.1), to: 6))
         o["actionItems"] = .array(Analyses.dedupe(actions).prefix(8).map { .string($0) })
         return o
+    }
+
+    /// Action items that are names or labels and moments whose titles repeat an earlier
+    /// one are dropped (moments and quotes are grounded by construction: the grammar
+    /// admits only ids of real segments).
+    static func verify(_ merged: JSONObject, names: Set<String>) -> (JSONObject, Verification) {
+        var o = merged
+        let (actions, issues) = ListVerifier.repair(o["actionItems"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                                    field: .init("actionItems", .sentence, minItems: 0),
+                                                    labels: ["keyMoments", "quotes", "actionItems", "title", "segmentId"], names: names)
+        o["actionItems"] = .array(actions.map { .string($0) })
+        var all = issues
+        var titles: [String] = []
+        var moments: [JSONValue] = []
+        for (i, m) in (o["keyMoments"]?.arrayValue ?? []).enumerated() {
+            let title = m["title"]?.stringValue ?? ""
+            if moments.count >= 1, let code = ListVerifier.problem(title, kind: .phrase, before: titles, labels: ["keyMoments", "title"], names: []) {
+                all.append(VerificationIssue(code, ListVerifier.describe(code, title) + ": moment removed", path: "keyMoments[\(i)]", repaired: true))
+                continue
+            }
+            titles.append(title)
+            moments.append(m)
+        }
+        o["keyMoments"] = .array(moments)
+        return (o, Verification(passed: true, attempts: 1, issues: all, fallback: all.isEmpty ? nil : .repaired))
     }
 
     /// At most `n` items, evenly spread over the list.

@@ -17,15 +17,18 @@ public enum Summaries {
     public static func summarize(_ p: Summarize.Params, _ ctx: RequestContext) async throws -> Summarize.Result {
         let maxTokens = p.maxTokens ?? 400
         let job = try await AnalysisJob.start(Summarize.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: maxTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
+                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: maxTokens, ctx: ctx)
         if let hit: Summarize.Result = await job.cached() { return hit }
         // One pass when the transcript fits; otherwise map (part summaries, cached per part,
         // so after document/change only changed parts are summarized again) and reduce.
         let (body, chunks, usage) = try await job.body(output: maxTokens)
         if chunks > 1 { ctx.progress.report("combining \(chunks) part summaries", 85, phase: .reduce) }
-        let out = try await job.generate(body: body, condensed: chunks > 1, task: task, schema: Summarize.Result.generationSchema,
-                                         maxTokens: maxTokens, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 900)
-        return try await job.finish(out.json?.objectValue ?? JSONObject(), chunks: chunks, usage: usage + out.usage)
+        let check = ListCheck(fields: [.init("mainTopics", .phrase, minItems: 3), .init("keyTakeaways", .sentence, minItems: 3)],
+                              audienceKey: "targetAudience", proseKeys: ["summary"], labels: Summarize.Result.generatedFields, names: job.names)
+        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: task, schema: Summarize.Result.generationSchema,
+                                                 maxTokens: maxTokens, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 900, check: check)
+        return try await job.finish(out.content, chunks: chunks, usage: usage + out.usage, verification: out.verification)
     }
 }
 

@@ -35,15 +35,19 @@ public enum WorthIt {
     public static func worthIt(_ p: AnalyzeWorthIt.Params, _ ctx: RequestContext) async throws -> AnalyzeWorthIt.Result {
         let comments = (p.comments ?? []).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let job = try await AnalysisJob.start(AnalyzeWorthIt.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic, maxTokens: transcriptTokens, ctx: ctx)
+                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
+                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: transcriptTokens, ctx: ctx)
         if let hit: AnalyzeWorthIt.Result = await job.cached() { return hit }
         let hasComments = comments.contains { !$0.isEmpty }
         let (body, chunks, u) = try await job.body(output: transcriptTokens)
-        let out = try await job.generate(body: body, condensed: chunks > 1, task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),
-                                         maxTokens: transcriptTokens, range: chunks > 1 ? 80...(hasComments ? 90 : 99) : 5...(hasComments ? 70 : 99),
-                                         expectedChars: 1500)
+        let check = ListCheck(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
+                              proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
+                              names: job.names)
+        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),
+                                                 maxTokens: transcriptTokens, range: chunks > 1 ? 80...(hasComments ? 90 : 99) : 5...(hasComments ? 70 : 99),
+                                                 expectedChars: 1500, check: check)
         var usage = u + out.usage
-        let draft = out.json ?? [:]
+        let draft = JSONValue.object(out.content)
         let depth = min(1, max(0, draft["contentDepthScore"]?.doubleValue ?? 0))
 
         var insights: JSONValue? = nil
@@ -67,7 +71,7 @@ public enum WorthIt {
         content["suggestedQuestions"] = .array(questions.map { .string($0) })
         content["suggestedQuestionsSource"] = .string(source.rawValue)
         if let insights { content["commentInsights"] = insights }
-        return try await job.finish(content, chunks: chunks, usage: usage)
+        return try await job.finish(content, chunks: chunks, usage: usage, verification: out.verification)
     }
 
     // MARK: Comments

@@ -15,6 +15,8 @@ public struct AnalysisParams: Codable, Sendable, Schematic {
     public var temperature: Double?
     public var seed: Int?
     public var deterministic: Bool? = nil
+    public var verify: Bool? = nil
+    public var maxAttempts: Int? = nil
     public var workDoneToken: JSONValue?
     public init(text: String? = nil, uri: String? = nil, language: String? = nil, temperature: Double? = nil, seed: Int? = nil,
                 workDoneToken: JSONValue? = nil) {
@@ -32,6 +34,8 @@ public struct AnalysisParams: Codable, Sendable, Schematic {
         "temperature": SchemaHint(minimum: 0, maximum: 2),
         "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
         "deterministic": .deterministic,
+        "verify": .verify,
+        "maxAttempts": .maxAttempts,
         "workDoneToken": SchemaHint(description: "LSP work-done token: progress percentages and streamed output arrive as $/progress."),
     ]
 }
@@ -59,6 +63,7 @@ let metaHints: [String: SchemaHint] = [
     "fallbackFrom": SchemaHint(description: "The requested or detected language, when it was not supported and `language` was used instead."),
     "chunks": SchemaHint(description: "Parts of the transcript the model read separately (1 = the whole transcript in one pass)."),
     "cached": SchemaHint(description: "True when served from the analysis cache."),
+    "verification": SchemaHint(description: "The result checked against the transcript: no duplicate or near-duplicate list items, no prompt labels or bare names where a sentence is asked for, a targetAudience that describes people. Failing items are dropped and the list topped up from another attempt (another seed, a stricter prompt), up to maxAttempts."),
 ]
 
 public enum Difficulty: String, Codable, Sendable, SchemaEnum { case beginner, intermediate, advanced }
@@ -76,6 +81,7 @@ public enum AnalyzeTags: RPCMethod {
         public var fallbackFrom: String?
         public var chunks: Int
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let generatedFields = ["tags", "categories", "difficulty"]
@@ -111,6 +117,7 @@ public enum AnalyzeEntities: RPCMethod {
         public var fallbackFrom: String?
         public var chunks: Int
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = metaHints.merging([
@@ -166,6 +173,7 @@ public enum AnalyzeHighlights: RPCMethod {
         public var fallbackFrom: String?
         public var chunks: Int
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = metaHints.merging([
@@ -199,6 +207,7 @@ public enum AnalyzeContent: RPCMethod {
         public var fallbackFrom: String?
         public var chunks: Int
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let generatedFields = ["style", "tone", "complexity", "notes"]
@@ -247,6 +256,8 @@ public enum AnalyzeCompare: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var verify: Bool? = nil
+        public var maxAttempts: Int? = nil
         public var workDoneToken: JSONValue?
         public static let schemaHints: [String: SchemaHint] = [
             "documents": SchemaHint(description: "2-8 documents, each by uri or text.", minItems: 2, maxItems: 8),
@@ -254,6 +265,8 @@ public enum AnalyzeCompare: RPCMethod {
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "verify": .verify,
+            "maxAttempts": .maxAttempts,
         ]
     }
     public struct Result: Codable, Sendable, Schematic {
@@ -266,6 +279,7 @@ public enum AnalyzeCompare: RPCMethod {
         public var language: String
         public var fallbackFrom: String?
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = metaHints.merging([
@@ -351,6 +365,8 @@ public enum AnalyzeWorthIt: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var verify: Bool? = nil
+        public var maxAttempts: Int? = nil
         public var workDoneToken: JSONValue?
         public static let schemaHints: [String: SchemaHint] = AnalysisParams.schemaHints.merging([
             "comments": SchemaHint(description: "Up to 50 viewer comments (the seed's top comments).", maxItems: 50, minLength: 1, maxLength: 2000),
@@ -370,6 +386,7 @@ public enum AnalyzeWorthIt: RPCMethod {
         public var fallbackFrom: String?
         public var chunks: Int
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = metaHints.merging([

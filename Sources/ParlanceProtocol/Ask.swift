@@ -18,6 +18,8 @@ public enum AskStream: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var verify: Bool? = nil
+        public var maxAttempts: Int? = nil
         public var workDoneToken: JSONValue?
         public init(uri: String? = nil, text: String? = nil, question: String, sessionId: String? = nil, language: String? = nil,
                     maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
@@ -41,6 +43,8 @@ public enum AskStream: RPCMethod {
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "verify": .verify,
+            "maxAttempts": .maxAttempts,
             "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),
         ]
     }
@@ -88,6 +92,7 @@ public enum AskStream: RPCMethod {
         public var language: String
         public var fallbackFrom: String?
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = [
@@ -97,6 +102,7 @@ public enum AskStream: RPCMethod {
             "timestamp": SchemaHint(description: "The cited span as MM:SS-MM:SS (the seed's EpisodeAnswer.timestamp); absent without times."),
             "turn": SchemaHint(description: "1 for a new conversation, then 2, 3… for follow-ups."),
             "cached": SchemaHint(description: "True when a first question was answered from the analysis cache."),
+            "verification": SchemaHint(description: "The answer checked against the segments shown: it is language (not punctuation, a timestamp or the prompt's words), its numbers and names occur in those segments, each citation shares content with the answer or the question (unsupported ones replaced by the best supporting segment). After maxAttempts without a usable answer: fallback notFound when the question asks about something the document never mentions, else an extractive answer quoting the best segments."),
         ]
     }
 }

@@ -79,9 +79,12 @@ public struct ComposeVariation: Codable, Sendable, Hashable, Schematic {
     public var seed: Int
     public var finishReason: String
     public var usage: Usage
+    /// Absent only in history entries stored before verification existed.
+    public var verification: Verification?
     public init(id: String, tone: Tone, audience: Audience, text: String, formalityScore: Double, keyPointsPreserved: [String],
                 keyPointsMissing: [String], diff: WordDiffResult, parentId: String? = nil, instruction: String? = nil,
-                seed: Int, finishReason: String, usage: Usage) {
+                seed: Int, finishReason: String, usage: Usage, verification: Verification?) {
+        self.verification = verification
         self.id = id
         self.tone = tone
         self.audience = audience
@@ -105,6 +108,8 @@ public struct ComposeVariation: Codable, Sendable, Hashable, Schematic {
         "instruction": SchemaHint(description: "The refine instruction that produced it."),
         "seed": SchemaHint(description: "The sampling seed of this variation."),
         "finishReason": SchemaHint(description: "stop (the model ended) or length (maxTokens reached).", enumValues: ["stop", "length"]),
+        "verification": SchemaHint(description: "This variation checked against the selection: no refusal, no echo of the instructions, not the selection unchanged, every number and name kept, the requested language, a sane length. A failing variation is generated again (another seed, a stricter prompt) up to maxAttempts; `passed: false` when none passed. Always present in new results; absent in history entries stored by older versions."),
+        "usage": SchemaHint(description: "Summed over this variation's attempts."),
     ]
 }
 
@@ -124,6 +129,8 @@ public enum ComposeVariations: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var verify: Bool? = nil
+        public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
         public var workDoneToken: JSONValue?
         public init(text: String, tones: [Tone]? = nil, audience: Audience? = nil, count: Int? = nil, instructions: String? = nil,
@@ -152,6 +159,8 @@ public enum ComposeVariations: RPCMethod {
             "temperature": SchemaHint(description: "Default 0.4 (the small default model stays closer to the facts when cool).", minimum: 0, maximum: 2),
             "seed": SchemaHint(description: "Base seed (variation i uses seed + i). Same input and seed = same output; a new seed gives alternatives (redo).", minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "verify": .verify,
+            "maxAttempts": .maxAttempts,
             "ephemeral": SchemaHint(description: "Do not store this composition in the history (it stays refinable until the daemon exits)."),
             "workDoneToken": SchemaHint(description: "$/progress reports: the analysis (part \"analysis\"), each variation's streamed deltas (part = variation id), then each finished variation (phase done, in `partial`)."),
         ]
@@ -220,6 +229,8 @@ public enum ComposeRefine: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var verify: Bool? = nil
+        public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
         public var workDoneToken: JSONValue?
         public init(variationId: String, instruction: String, maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil,
@@ -239,6 +250,8 @@ public enum ComposeRefine: RPCMethod {
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "verify": .verify,
+            "maxAttempts": .maxAttempts,
             "ephemeral": SchemaHint(description: "Do not add the refined variation to the history entry."),
         ]
     }

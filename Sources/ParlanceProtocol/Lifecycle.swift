@@ -116,7 +116,7 @@ public enum Progress: RPCNotification {
         }
     }
     public enum Kind: String, Codable, Sendable, SchemaEnum { case begin, report, end }
-    public enum Phase: String, Codable, Sendable, SchemaEnum { case queued, tokenizing, prompt, generating, map, reduce, done }
+    public enum Phase: String, Codable, Sendable, SchemaEnum { case queued, tokenizing, prompt, generating, map, reduce, verifying, done }
     public struct Value: Codable, Sendable, Schematic {
         public var kind: Kind
         public var title: String?
@@ -134,9 +134,17 @@ public enum Progress: RPCNotification {
         public var evaluatedTokens: Int?
         public var cachedTokens: Int?
         public var queuePosition: Int?
+        /// The attempt this report belongs to (2, 3… after a result failed verification).
+        public var attempt: Int?
+        /// True on the first report of a new attempt: discard what was streamed for this
+        /// part (or the whole result when `part` is absent) so far.
+        public var restart: Bool?
         public init(kind: Kind, title: String? = nil, message: String? = nil, percentage: Int? = nil, cancellable: Bool? = nil,
                     phase: Phase? = nil, delta: String? = nil, part: String? = nil, partial: JSONValue? = nil,
-                    promptTokens: Int? = nil, evaluatedTokens: Int? = nil, cachedTokens: Int? = nil, queuePosition: Int? = nil) {
+                    promptTokens: Int? = nil, evaluatedTokens: Int? = nil, cachedTokens: Int? = nil, queuePosition: Int? = nil,
+                    attempt: Int? = nil, restart: Bool? = nil) {
+            self.attempt = attempt
+            self.restart = restart
             self.kind = kind
             self.title = title
             self.message = message

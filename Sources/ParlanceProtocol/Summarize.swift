@@ -15,6 +15,8 @@ public enum Summarize: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var verify: Bool? = nil
+        public var maxAttempts: Int? = nil
         public var workDoneToken: JSONValue?
         public init(text: String? = nil, uri: String? = nil, language: String? = nil, maxTokens: Int? = nil,
                     temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
@@ -34,6 +36,8 @@ public enum Summarize: RPCMethod {
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "verify": .verify,
+            "maxAttempts": .maxAttempts,
             "workDoneToken": SchemaHint(description: "LSP work-done token: progress and streamed text arrive as $/progress."),
         ]
     }
@@ -49,6 +53,7 @@ public enum Summarize: RPCMethod {
         public var fallbackFrom: String?
         public var chunks: Int
         public var cached: Bool
+        public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
 
@@ -61,6 +66,7 @@ public enum Summarize: RPCMethod {
             "fallbackFrom": SchemaHint(description: "The requested or detected language, when it was not supported."),
             "chunks": SchemaHint(description: "Chunks summarized (1 = a single pass)."),
             "cached": SchemaHint(description: "True when served from the analysis cache."),
+            "verification": SchemaHint(description: "The summary checked: no duplicate or near-duplicate topics or takeaways, no prompt labels or bare names as takeaways, a targetAudience that describes people rather than naming someone in the transcript."),
         ]
     }
 

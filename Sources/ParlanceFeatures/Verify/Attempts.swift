@@ -1,0 +1,50 @@
+import Foundation
+import ParlanceProtocol
+
+/// Generate, check, and generate again (another seed, a stricter prompt) until a result
+/// passes its checks, `maxAttempts` are used, or the time budget is spent. The result
+/// returned is the first with the fewest unrepaired issues, and its `Verification` says
+/// honestly whether it passed. With `verify: false` the checks run once and are reported.
+public struct Attempts: Sendable {
+    public var maxAttempts: Int
+    public var verify: Bool
+    public static let defaultMaxAttempts = 3
+
+    public init(verify: Bool?, maxAttempts: Int?) {
+        self.verify = verify ?? true
+        self.maxAttempts = self.verify ? max(1, maxAttempts ?? Attempts.defaultMaxAttempts) : 1
+    }
+
+    /// No new attempt starts once this much time has passed since the first began: three
+    /// times the first attempt, at least 10 s.
+    static func budget(firstAttempt: Duration) -> Duration { max(.seconds(10), firstAttempt * 3) }
+
+    /// `make(n)` produces attempt n (1-based); `check` judges it. A new attempt is announced
+    /// with `$/progress` `{attempt, restart: true}` for `part`.
+    public func run<T: Sendable>(progress: ProgressReporter, part: String? = nil, _ make: (Int) async throws -> T,
+                                 check: (T) -> [VerificationIssue]) async throws -> (value: T, verification: Verification) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var firstDuration: Duration?
+        var best: (value: T, issues: [VerificationIssue], blocking: Int)?
+        var attempt = 0
+        while true {
+            attempt += 1
+            let value = try await make(attempt)
+            if firstDuration == nil { firstDuration = clock.now - start }
+            let issues = check(value)
+            let blocking = issues.filter { $0.repaired != true }.count
+            if best == nil || blocking < best!.blocking { best = (value, issues, blocking) }
+            guard blocking > 0, verify, attempt < maxAttempts, clock.now - start < Attempts.budget(firstAttempt: firstDuration!) else { break }
+            try Task.checkCancellation()
+            let why = issues.filter { $0.repaired != true }.map(\.message).joined(separator: "; ")
+            progress(.init(kind: .report, message: "attempt \(attempt) failed verification (\(why)); generating again", phase: .verifying,
+                           part: part, attempt: attempt + 1, restart: true))
+        }
+        let b = best!
+        return (b.value, Verification(passed: b.blocking == 0, attempts: attempt, issues: b.issues))
+    }
+
+    /// The seed of attempt n: the request's seed first, then far from it.
+    public static func seed(_ base: UInt32, attempt: Int) -> UInt32 { base &+ UInt32(attempt - 1) &* 7919 }
+}

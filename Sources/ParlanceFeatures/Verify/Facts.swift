@@ -1,0 +1,136 @@
+import Foundation
+
+/// The facts of a text that a faithful rewrite or answer must not change: numbers and
+/// amounts (compared by value: "1,150" = "1150", "three" = "3"), and names, months and
+/// weekdays (capitalised words that are not only capitalised because they start a sentence).
+/// Compared exactly, not by overlap: "£1,150" → "£1,200" and "Priyanka" → "Priya" are misses.
+public enum Facts {
+    public struct Fact: Hashable, Sendable {
+        public enum Kind: String, Sendable { case number, name }
+        public var kind: Kind
+        /// As written in the text ("£1,150", "Priyanka").
+        public var text: String
+        /// What is compared: the value without separators, or the folded name.
+        public var key: String
+    }
+
+    /// The facts of `text`, in order of first appearance, each once.
+    public static func extract(_ text: String) -> [Fact] {
+        var out: [Fact] = []
+        var seen = Set<String>()
+        for (span, key) in numberSpans(text) where seen.insert("n" + key).inserted {
+            out.append(Fact(kind: .number, text: span, key: key))
+        }
+        let midSentence = capitalisedMidSentence(text)
+        for (w, sentenceStart) in capitalisedWords(text) {
+            let key = nameKey(w)
+            guard !notNames.contains(key), w.count >= 2 else { continue }
+            // Sentence-initial: a name only when it is also capitalised mid-sentence elsewhere.
+            if sentenceStart && !midSentence.contains(key) { continue }
+            if seen.insert("w" + key).inserted { out.append(Fact(kind: .name, text: w, key: key)) }
+        }
+        return out
+    }
+
+    /// The facts that `candidate` does not contain.
+    public static func missing(_ facts: [Fact], in candidate: String) -> [Fact] {
+        let numbersThere = Set(numberSpans(candidate).map(\.key))
+        let namesThere = Set(WordDiff.tokens(candidate).filter(\.isWord).map { nameKey($0.text) })
+        return facts.filter { f in
+            switch f.kind {
+            case .number: !numbersThere.contains(f.key)
+            case .name: !namesThere.contains(f.key)
+            }
+        }
+    }
+
+    /// The facts of `candidate` that occur nowhere in `sources` (an answer's invented
+    /// figures and names). A name is supported when it occurs in the sources in any case.
+    public static func unsupported(in candidate: String, by sources: [String]) -> [Fact] {
+        let all = sources.joined(separator: "\n")
+        let numbersThere = Set(numberSpans(all).map(\.key))
+        let wordsThere = Set(WordDiff.tokens(all).filter(\.isWord).map { nameKey($0.text) })
+        return extract(candidate).filter { f in
+            switch f.kind {
+            case .number: !numbersThere.contains(f.key)
+            case .name: !wordsThere.contains(f.key)
+            }
+        }
+    }
+
+    nonisolated(unsafe) static let numberPattern = try! NSRegularExpression(
+        pattern: #"[£$€¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|[£$€¥]?\d+(?:[.,]\d+)?%?"#)
+
+    /// Numbers as written (with a currency sign or %) and their values: separators removed,
+    /// decimals kept ("2.5"; "2,5" as written in French or Spanish), number words as digits.
+    static func numberSpans(_ text: String) -> [(span: String, key: String)] {
+        var out: [(String, String)] = []
+        let ns = text as NSString
+        for m in numberPattern.matches(in: text, range: NSRange(location: 0, length: ns.length)) {
+            let span = ns.substring(with: m.range)
+            var digits = span.filter { $0.isNumber || $0 == "." || $0 == "," }
+            // "1,150" → 1150; "2,5" (a decimal comma) → 2.5
+            if digits.contains(","), !digits.contains("."), digits.split(separator: ",").last?.count != 3 {
+                digits = digits.replacingOccurrences(of: ",", with: ".")
+            }
+            out.append((span, trimmed(digits.replacingOccurrences(of: ",", with: ""))))
+        }
+        for t in WordDiff.tokens(text) where t.isWord {
+            if let n = numberWords[t.text.lowercased()] { out.append((t.text, n)) }
+        }
+        return out
+    }
+
+    /// "07" = "7", "2.50" = "2.5".
+    static func trimmed(_ n: String) -> String {
+        var s = n
+        if s.contains(".") {
+            while s.hasSuffix("0") { s.removeLast() }
+            if s.hasSuffix(".") { s.removeLast() }
+        }
+        while s.count > 1, s.hasPrefix("0"), !s.hasPrefix("0.") { s.removeFirst() }
+        return s
+    }
+
+    /// Capitalised words and whether each starts a sentence (or a line).
+    static func capitalisedWords(_ text: String) -> [(String, Bool)] {
+        var out: [(String, Bool)] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            var sentenceStart = true
+            for t in WordDiff.tokens(String(line)) {
+                guard t.isWord else {
+                    if t.text.contains(where: { ".!?:;\"“(¿¡".contains($0) }) { sentenceStart = true }
+                    continue
+                }
+                if let f = t.text.first, f.isUppercase, !t.text.contains(where: \.isNumber) { out.append((t.text, sentenceStart)) }
+                sentenceStart = false
+            }
+        }
+        return out
+    }
+
+    static func capitalisedMidSentence(_ text: String) -> Set<String> {
+        Set(capitalisedWords(text).filter { !$0.1 }.map { nameKey($0.0) })
+    }
+
+    static func nameKey(_ w: String) -> String {
+        var k = w.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+        if k.hasSuffix("'s") { k.removeLast(2) }
+        return k.folding(options: [.diacriticInsensitive], locale: nil)
+    }
+
+    static let numberWords: [String: String] = [
+        "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+        "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50",
+        "twice": "2",
+        "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "diez": "10",
+        "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "dix": "10",
+    ]
+
+    /// Capitalised words that are not facts: pronouns, greetings, sign-offs.
+    static let notNames: Set<String> = [
+        "i", "i'm", "i'll", "i've", "i'd", "ok", "okay", "hi", "hey", "hello", "dear", "thanks", "thank", "best", "regards",
+        "cheers", "kind", "sincerely", "yours", "please", "sorry", "yes", "no", "the", "a", "an", "we", "our", "you", "your",
+        "it", "this", "that", "as", "so", "but", "and", "or", "if", "also", "just", "all", "re", "fyi", "ps", "asap", "hola", "bonjour",
+    ]
+}

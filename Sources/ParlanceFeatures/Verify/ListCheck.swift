@@ -1,0 +1,71 @@
+import ParlanceJSON
+import ParlanceProtocol
+
+/// The checks of one analysis result as JSON: its string lists (`ListVerifier`), an
+/// optional `targetAudience`, and prose fields that must be language. `apply` repairs a
+/// first attempt; `topUp` fills what it still lacks from a later one.
+struct ListCheck: Sendable {
+    var fields: [ListVerifier.Field]
+    var audienceKey: String? = nil
+    var proseKeys: [String] = []
+    /// Field names of the prompt's schema: items that repeat them are labels, not content.
+    var labels: [String]
+    /// Names in the source (speakers, capitalised names and phrases).
+    var names: Set<String>
+
+    func apply(_ content: JSONObject) -> (JSONObject, [VerificationIssue]) {
+        var o = content
+        var issues: [VerificationIssue] = []
+        for f in fields {
+            guard let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
+            let (kept, found) = ListVerifier.repair(items, field: f, labels: labels, names: names)
+            o[f.key] = .array(kept.map { .string($0) })
+            issues += found
+        }
+        issues += scalarIssues(o)
+        return (o, issues)
+    }
+
+    func scalarIssues(_ o: JSONObject) -> [VerificationIssue] {
+        var issues: [VerificationIssue] = []
+        if let key = audienceKey, let a = o[key]?.stringValue, let issue = ListVerifier.audienceProblem(a, names: names) { issues.append(issue) }
+        for key in proseKeys {
+            if let s = o[key]?.stringValue, !TextChecks.isLanguage(s) {
+                issues.append(VerificationIssue(.degenerate, "\(key) is not language: \"\(RewriteVerifier.clip(s))\"", path: key))
+            }
+        }
+        return issues
+    }
+
+    /// `merged` (an earlier attempt, already repaired) completed from `next`: lists that
+    /// had to keep failing items get `next`'s good items instead; a failing scalar is
+    /// replaced when `next`'s passes.
+    func topUp(_ merged: JSONObject, issues: [VerificationIssue], from next: JSONObject) -> (JSONObject, [VerificationIssue]) {
+        var o = merged
+        var out = issues.filter { i in
+            // Issues of the parts that get replaced are recomputed below.
+            !(i.repaired != true && fields.contains { f in i.path?.hasPrefix(f.key + "[") ?? false })
+                && !(i.code == .audienceIsName || (i.code == .degenerate && proseKeys.contains(i.path ?? "")))
+        }
+        for f in fields {
+            let short = issues.contains { $0.repaired != true && ($0.path?.hasPrefix(f.key + "[") ?? false) }
+            guard short, let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
+            // Only the items that passed, then the new attempt's, each checked against all before it.
+            let good = ListVerifier.repair(items, field: ListVerifier.Field(f.key, f.kind, minItems: 0), labels: labels, names: names).items
+            let fresh = next[f.key]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let (kept, found) = ListVerifier.repair(good + fresh, field: f, labels: labels, names: names)
+            let limit = max(f.minItems, items.count)
+            o[f.key] = .array(kept.prefix(limit).map { .string($0) })
+            out += found.filter { $0.repaired != true }.map { var i = $0; i.path = f.key; return i }
+        }
+        for issue in scalarIssues(merged) {
+            guard let key = issue.path, let candidate = next[key], case let probe: JSONObject = [key: candidate],
+                  scalarIssues(probe).isEmpty else {
+                out.append(issue)
+                continue
+            }
+            o[key] = candidate
+        }
+        return (o, out)
+    }
+}

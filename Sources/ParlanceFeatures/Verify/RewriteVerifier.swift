@@ -1,0 +1,71 @@
+import ParlanceDocuments
+import ParlanceProtocol
+
+/// Judges one rewrite (a compose variation or refinement) against the selection it
+/// rewrites: it must be a rewrite at all (no refusal, no echo of the prompt, not the
+/// selection unchanged), keep every number and name exactly, be in the requested
+/// language, and stay within sane bounds of the selection's length.
+public enum RewriteVerifier {
+    public struct Input: Sendable {
+        public var original: String
+        public var rewrite: String
+        /// The prompt's own instruction texts (system line, task, tone description).
+        public var instructions: [String]
+        /// BCP-47 primary language the rewrite must be in.
+        public var language: String
+        /// Length bounds as multiples of the selection's word count.
+        public var lengthBounds: ClosedRange<Double>
+        /// For a refinement: the text refined, which the output must not merely repeat either.
+        public var previous: String?
+        public init(original: String, rewrite: String, instructions: [String], language: String, lengthBounds: ClosedRange<Double> = 0.3...3.0,
+                    previous: String? = nil) {
+            self.previous = previous
+            self.original = original
+            self.rewrite = rewrite
+            self.instructions = instructions
+            self.language = language
+            self.lengthBounds = lengthBounds
+        }
+    }
+
+    public static func check(_ x: Input) -> [VerificationIssue] {
+        var issues: [VerificationIssue] = []
+        let text = x.rewrite.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty || !TextChecks.isLanguage(text) {
+            return [VerificationIssue(.degenerate, "the output is not a rewrite: \(text.isEmpty ? "empty" : "\"\(clip(text))\"")")]
+        }
+        if let phrase = TextChecks.refusal(in: text, source: x.original) {
+            issues.append(VerificationIssue(.refusal, "the model refused or talked about itself instead of rewriting (\"\(phrase)\")"))
+        }
+        if let echo = TextChecks.echo(in: text, instructions: x.instructions, source: x.original) {
+            issues.append(VerificationIssue(.instructionEcho, "the output repeats the prompt's instructions (\"\(clip(echo))\")"))
+        }
+        if TextChecks.normalized(text) == TextChecks.normalized(x.original) {
+            issues.append(VerificationIssue(.unchanged, "the output is the selection unchanged"))
+        } else if let previous = x.previous, TextChecks.normalized(text) == TextChecks.normalized(previous) {
+            issues.append(VerificationIssue(.unchanged, "the output is the text it was asked to revise, unchanged"))
+        }
+        let missing = Facts.missing(Facts.extract(x.original), in: text)
+        if !missing.isEmpty {
+            issues.append(VerificationIssue(.factMissing, "facts of the selection missing or changed: " + missing.map(\.text).joined(separator: ", ")))
+        }
+        let originalWords = TextChecks.wordCount(x.original)
+        let words = TextChecks.wordCount(text)
+        if originalWords >= 8 {
+            let ratio = Double(words) / Double(originalWords)
+            if !x.lengthBounds.contains(ratio) {
+                issues.append(VerificationIssue(.length, "the output has \(words) words for a selection of \(originalWords) (outside \(x.lengthBounds.lowerBound)–\(x.lengthBounds.upperBound)×)"))
+            }
+        }
+        if words >= 8 {
+            let (code, confidence) = LanguageDetector.detect(text)
+            let want = x.language.split(separator: "-").first.map(String.init) ?? x.language
+            if code != want, confidence >= 0.5, code != "und" {
+                issues.append(VerificationIssue(.wrongLanguage, "the output is in \(code), not \(want)"))
+            }
+        }
+        return issues
+    }
+
+    static func clip(_ s: String, _ n: Int = 80) -> String { s.count > n ? String(s.prefix(n)) + "…" : s }
+}

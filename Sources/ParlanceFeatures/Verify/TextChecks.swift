@@ -1,0 +1,94 @@
+import Foundation
+import ParlanceDocuments
+
+/// Checks on a piece of generated text, shared by every verifier: is it language at all,
+/// does it refuse or talk about being an AI, does it repeat the prompt's own words, how
+/// similar are two texts.
+public enum TextChecks {
+    /// Lower case, diacritics folded, punctuation to spaces, whitespace collapsed.
+    public static func normalized(_ s: String) -> String {
+        let folded = s.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        let mapped = folded.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : " " }
+        return String(mapped).split(separator: " ").joined(separator: " ")
+    }
+
+    /// Content terms as retrieval sees them: stopwords dropped, words stemmed.
+    public static func terms(_ s: String) -> Set<String> { Set(Terms.of(s)) }
+
+    /// |a ∩ b| / |a ∪ b| over content terms.
+    public static func jaccard(_ a: String, _ b: String) -> Double {
+        let x = terms(a), y = terms(b)
+        guard !x.isEmpty || !y.isEmpty else { return normalized(a) == normalized(b) ? 1 : 0 }
+        return Double(x.intersection(y).count) / Double(x.union(y).count)
+    }
+
+    /// Prose: at least two words of two or more letters, letters the bulk of what is not
+    /// space, and not a bare timestamp, number or piece of JSON. (`"]["`, `12:30`,
+    /// `2018-03-15 19:47:46.300 +0000` are not answers.)
+    public static func isLanguage(_ s: String) -> Bool {
+        let t = s.trimmingCharacters(in: .whitespacesAndNewlines)
+        let words = WordDiff.tokens(t).filter { $0.isWord && $0.text.filter(\.isLetter).count >= 2 }
+        guard words.count >= 2 else { return false }
+        let visible = t.filter { !$0.isWhitespace }
+        let letters = visible.filter(\.isLetter).count
+        guard Double(letters) >= 0.6 * Double(visible.count) else { return false }
+        // One word repeated ("Ben, Ben, Ben!") is not a sentence.
+        let distinct = Set(words.map { $0.text.lowercased() })
+        if words.count >= 3, distinct.count == 1 { return false }
+        return true
+    }
+
+    /// Phrases by which a model refuses or talks about itself instead of doing the task.
+    static let refusalPhrases = [
+        "as an ai", "as a language model", "as a language ai", "as an artificial intelligence", "i am an ai", "i'm an ai",
+        "language ai", "ai language model", "i don't have the capability", "i do not have the capability", "i'm not able to",
+        "i am not able to", "i am unable to", "i'm unable to", "i cannot fulfill", "i can't fulfill", "i cannot assist",
+        "i can't assist", "i can't help with", "i cannot help with", "i cannot provide", "i can't provide", "i cannot rewrite",
+        "i can't rewrite", "i'm sorry, but i", "i am sorry, but i", "i apologize, but i", "i don't have access", "i do not have access",
+        "i don't have personal", "i do not have personal", "my programming", "my training data", "openai", "chatgpt",
+        "como modelo de lenguaje", "como ia", "en tant qu'ia", "en tant que modèle",
+    ]
+
+    /// The refusal phrase `candidate` uses that `source` does not (a rewrite of an apology
+    /// may say "I'm sorry, but I cannot attend" when the original did).
+    public static func refusal(in candidate: String, source: String = "") -> String? {
+        let c = candidate.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+        let s = source.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+        return refusalPhrases.first { c.contains($0) && !s.contains($0) }
+    }
+
+    /// A run of `n` words of the prompt's own instructions that `candidate` repeats and
+    /// `source` (the user's text) does not contain: the model echoed its instructions.
+    public static func echo(in candidate: String, instructions: [String], source: String, n: Int = 4) -> String? {
+        let sourceGrams = grams(normalized(source), n)
+        var instructionGrams: [String: Bool] = [:]
+        for i in instructions { for g in grams(normalized(i), n) where !sourceGrams.contains(g) { instructionGrams[g] = true } }
+        let c = normalized(candidate).split(separator: " ").map(String.init)
+        guard c.count >= n else {
+            // A short output that is a prompt label ("Tone: formal", "Rewrite the text.").
+            let whole = normalized(candidate)
+            return !whole.isEmpty && instructions.contains { normalized($0).contains(whole) } && !normalized(source).contains(whole) && c.count >= 2
+                ? candidate : nil
+        }
+        for i in 0...(c.count - n) {
+            let g = c[i..<(i + n)].joined(separator: " ")
+            if instructionGrams[g] != nil { return g }
+        }
+        return nil
+    }
+
+    static func grams(_ normalizedText: String, _ n: Int) -> Set<String> {
+        let w = normalizedText.split(separator: " ").map(String.init)
+        guard w.count >= n else { return [] }
+        return Set((0...(w.count - n)).map { w[$0..<($0 + n)].joined(separator: " ") })
+    }
+
+    /// Words (letters or digits) in a text.
+    public static func wordCount(_ s: String) -> Int { WordDiff.tokens(s).filter(\.isWord).count }
+}
+
+/// Retrieval's content terms (stopwords out, light stemming, word forms joined), for
+/// overlap checks that agree with what BM25 ranks.
+enum Terms {
+    static func of(_ s: String) -> [String] { BM25Index.terms(s) }
+}
