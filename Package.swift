@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

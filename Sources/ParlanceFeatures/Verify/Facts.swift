@@ -25,8 +25,9 @@ public enum Facts {
         for (w, sentenceStart) in capitalisedWords(text) {
             let key = nameKey(w)
             guard !notNames.contains(key), w.count >= 2 else { continue }
-            // Sentence-initial: a name only when it is also capitalised mid-sentence elsewhere.
-            if sentenceStart && !midSentence.contains(key) { continue }
+            // Sentence-initial: a name unless it is a common opening word ("Unfortunately",
+            // "Please", "The") or an adverb, or when it is capitalised mid-sentence elsewhere.
+            if sentenceStart && !midSentence.contains(key) && (starters.contains(key) || key.hasSuffix("ly") || key.hasSuffix("mente")) { continue }
             if seen.insert("w" + key).inserted { out.append(Fact(kind: .name, text: w, key: key)) }
         }
         return out
@@ -126,6 +127,25 @@ public enum Facts {
         "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "diez": "10",
         "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "dix": "10",
     ]
+
+    /// Words that open sentences without being names (English, Spanish, French).
+    static let starters: Set<String> = Set("""
+        a an the this that these those there here it its we you they he she i me my our your their his her what when where why how who \
+        which whose if as since because while although though after before until unless once so but and or yet for with without in on at \
+        by from to of about over under during following given due thanks thank sorry apologies dear hi hello hey best kind warm regards \
+        cheers yes no okay ok well also still even only instead otherwise just quick any every each some all both either neither many most \
+        few several please let can could would should will shall may might must do does did is are was were be been have has had get got \
+        note remember check make send keep call join bring see find take give tell ask feel hope happy welcome good great glad today \
+        tomorrow tonight yesterday again finally first second next then now however meanwhile therefore thus hence besides moreover \
+        furthermore overall sadly luckily unfortunately fortunately regrettably currently recently soon later earlier another other new \
+        old more less much none nothing everyone everybody someone anyone nobody something anything everything whatever whenever \
+        attached enclosed attention reminder update important urgent notice hopefully actually basically \
+        el la los las un una unos unas le les des du de del al y o pero si que como cuando donde este esta estos estas ese esa nuestro \
+        nuestra nuestros su sus mi mis tu hola gracias buenos buenas estimado estimada querido querida por para con sin hoy manana tambien \
+        lamentablemente desafortunadamente hay es son fue ya lo nos les por favor bonjour merci cher chere pour avec sans aujourd'hui \
+        demain mais et ou ce cette ces notre nos votre vos mon ma mes je il elle nous vous ils elles est sont malheureusement aussi bien \
+        salut madame monsieur il y
+        """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
 
     /// Capitalised words that are not facts: pronouns, greetings, sign-offs.
     static let notNames: Set<String> = [

@@ -52,17 +52,32 @@ public enum TextChecks {
     /// The refusal phrase `candidate` uses that `source` does not (a rewrite of an apology
     /// may say "I'm sorry, but I cannot attend" when the original did).
     public static func refusal(in candidate: String, source: String = "") -> String? {
-        let c = candidate.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
-        let s = source.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
-        return refusalPhrases.first { c.contains($0) && !s.contains($0) }
+        let c = expanded(candidate), s = expanded(source)
+        return refusalPhrases.first { c.contains(expanded($0)) && !s.contains(expanded($0)) }
+    }
+
+    /// Lower case with English contractions spelled out, so "I'm" and "I am" compare equal.
+    static func expanded(_ text: String) -> String {
+        var t = text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+        for (short, long) in [("i'm", "i am"), ("can't", "cannot"), ("don't", "do not"), ("won't", "will not"), ("i've", "i have"),
+                              ("isn't", "is not"), ("doesn't", "does not"), ("i'd", "i would")] {
+            t = t.replacingOccurrences(of: short, with: long)
+        }
+        return t
     }
 
     /// A run of `n` words of the prompt's own instructions that `candidate` repeats and
     /// `source` (the user's text) does not contain: the model echoed its instructions.
-    public static func echo(in candidate: String, instructions: [String], source: String, n: Int = 4) -> String? {
+    public static func echo(in candidate: String, instructions: [String], source: String, n: Int = 3) -> String? {
         let sourceGrams = grams(normalized(source), n)
         var instructionGrams: [String: Bool] = [:]
-        for i in instructions { for g in grams(normalized(i), n) where !sourceGrams.contains(g) { instructionGrams[g] = true } }
+        for i in instructions {
+            for g in grams(normalized(i), n) where !sourceGrams.contains(g) {
+                // Runs of function words ("in the", "of the text") are in every text.
+                let content = g.split(separator: " ").filter { $0.count >= 4 && !BM25Index.terms(String($0)).isEmpty }
+                if !content.isEmpty { instructionGrams[g] = true }
+            }
+        }
         let c = normalized(candidate).split(separator: " ").map(String.init)
         guard c.count >= n else {
             // A short output that is a prompt label ("Tone: formal", "Rewrite the text.").

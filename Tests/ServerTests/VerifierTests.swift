@@ -1,0 +1,232 @@
+import ParlanceDocuments
+import ParlanceFeatures
+import ParlanceProtocol
+import XCTest
+
+/// Every verifier judged on passing and failing examples, without a model.
+final class VerifierTests: XCTestCase {
+    // MARK: Facts
+
+    func testFactsCompareNumbersByValueAndNamesExactly() {
+        let source = "Hi Priyanka, the rent for March is £1,150 and is due on Friday. Tom will collect 2.5 kg of keys."
+        let facts = Facts.extract(source)
+        XCTAssertEqual(Set(facts.map(\.text)), ["£1,150", "2.5", "Priyanka", "March", "Friday", "Tom"])
+        // Same values written differently: nothing missing.
+        XCTAssertEqual(Facts.missing(facts, in: "Dear Priyanka, March rent (£1150) is due Friday; Tom collects 2.50 kg."), [])
+        // A changed amount and a shortened name are misses, whatever else overlaps.
+        let changed = Facts.missing(facts, in: "Hi Priya, the rent for March is £1,200 and is due on Friday. Tom will collect 2.5 kg of keys.")
+        XCTAssertEqual(Set(changed.map(\.text)), ["£1,150", "Priyanka"])
+    }
+
+    func testSentenceInitialWordsAreNotNamesUnlessCapitalisedElsewhere() {
+        let facts = Facts.extract("Unfortunately the launch slipped. Marketing needs the date. We told Marketing on Monday.")
+        XCTAssertEqual(Set(facts.map(\.text)), ["Marketing", "Monday"])
+    }
+
+    func testNumberWordsAndDigitsAreTheSameFact() {
+        let facts = Facts.extract("We tested the hives twice and found three queens.")
+        XCTAssertEqual(Facts.missing(facts, in: "The hives were tested 2 times; 3 queens were found."), [])
+        XCTAssertEqual(Facts.missing(facts, in: "The hives were tested and queens were found.").map(\.key).sorted(), ["2", "3"])
+    }
+
+    func testUnsupportedFactsAreThoseNowhereInTheSources() {
+        let sources = ["We started testing mite counts every two weeks.", "Ana keeps 12 hives in Leeds."]
+        XCTAssertEqual(Facts.unsupported(in: "Every two weeks; Ana has 12 hives.", by: sources), [])
+        XCTAssertEqual(Set(Facts.unsupported(in: "About 40% of hives in Bristol failed.", by: sources).map(\.text)), ["40%", "Bristol"])
+    }
+
+    // MARK: Text checks
+
+    func testLanguageRejectsPunctuationTimestampsAndRepeats() {
+        for bad in ["\"][\"", "2018-03-15 19:47:46.300 +0000", "42", "12:30", "Ben, Ben, Ben!", "", "  ", "[3]"] {
+            XCTAssertFalse(TextChecks.isLanguage(bad), bad)
+        }
+        for good in ["They test mite counts every two weeks.", "Cada dos semanas.", "Tous les quinze jours, le mardi."] {
+            XCTAssertTrue(TextChecks.isLanguage(good), good)
+        }
+    }
+
+    func testRefusalIsOnlyARefusalWhenTheSourceDidNotSayIt() {
+        XCTAssertNotNil(TextChecks.refusal(in: "I'm sorry for the misunderstanding, but as a language AI, I don't have the capability to do that."))
+        XCTAssertNotNil(TextChecks.refusal(in: "As an AI language model I cannot rewrite this."))
+        XCTAssertNil(TextChecks.refusal(in: "Sorry, I can't make Friday; could we meet on Monday?"))
+        // An apology that says "I'm sorry, but I" in the selection may say it in the rewrite.
+        let source = "I'm sorry, but I cannot attend the review on Friday."
+        XCTAssertNil(TextChecks.refusal(in: "I am sorry, but I cannot attend Friday's review. I'm sorry, but I will be away.", source: source))
+    }
+
+    func testEchoFindsThePromptsOwnWordsButNotTheUsers() {
+        let instructions = ["Rewrite the text below for a colleague, in the tone given after it. Keep every fact; add nothing.", "Tone: casual. Friendly and relaxed"]
+        XCTAssertNotNil(TextChecks.echo(in: "Rewrite the text.", instructions: instructions, source: "We moved the launch."))
+        XCTAssertNotNil(TextChecks.echo(in: "Rewrite the text below for a colleague please", instructions: instructions, source: "We moved the launch."))
+        XCTAssertNil(TextChecks.echo(in: "Hey, we moved the launch to March.", instructions: instructions, source: "We moved the launch to March."))
+        // Words the selection itself contains are not an echo.
+        XCTAssertNil(TextChecks.echo(in: "Please keep every fact you add nothing", instructions: instructions,
+                                     source: "Please keep every fact you add nothing"))
+    }
+
+    // MARK: Rewrites
+
+    func testRewriteVerifierPassesAFaithfulRewrite() {
+        let issues = RewriteVerifier.check(.init(
+            original: "Hi Priyanka, the rent for March is £1,150 and is due on Friday.",
+            rewrite: "Dear Priyanka, please note that the March rent of £1,150 is due on Friday.",
+            instructions: ["Rewrite the text below for a colleague, in the tone given after it."], language: "en"))
+        XCTAssertEqual(issues, [])
+    }
+
+    func testRewriteVerifierNamesEachFailure() {
+        let original = "We have to reject your proposal because the budget of $40,000 was cut. Marta will call you on Monday."
+        let instructions = ["Rewrite the text below for a client, in the tone given after it. Keep every fact; add nothing.", "Tone: diplomatic."]
+        func codes(_ rewrite: String, language: String = "en") -> Set<VerificationIssueCode> {
+            Set(RewriteVerifier.check(.init(original: original, rewrite: rewrite, instructions: instructions, language: language)).map(\.code))
+        }
+        XCTAssertEqual(codes("Rewrite the text with a diplomatic tone."), [.instructionEcho, .factMissing])
+        XCTAssertTrue(codes("I'm sorry for the misunderstanding, but as a language AI, I don't have the capability to rewrite text.").contains(.refusal))
+        XCTAssertEqual(codes(original), [.unchanged])
+        XCTAssertEqual(codes("Regrettably we must decline your proposal, since the budget of $45,000 was cut. Marta will call you on Monday."), [.factMissing])
+        XCTAssertEqual(codes("Lamentablemente debemos rechazar su propuesta porque el presupuesto de $40,000 fue recortado. Marta le llamará el Monday."),
+                       [.wrongLanguage])
+        XCTAssertEqual(codes("\"]["), [.degenerate])
+    }
+
+    func testRefinementMustNotRepeatTheTextItRevises() {
+        let previous = "The budget of $40,000 was cut, so we must decline."
+        let issues = RewriteVerifier.check(.init(original: "We reject it: the $40,000 budget was cut.", rewrite: previous, instructions: [],
+                                                 language: "en", previous: previous))
+        XCTAssertEqual(issues.map(\.code), [.unchanged])
+    }
+
+    // MARK: Answers
+
+    let segments = [
+        Segment(id: 1, start: 0, end: 4, speaker: "Host", text: "Welcome back to Rooftop Hives, I'm here with Ana.", startOffset: 0, endOffset: 10),
+        Segment(id: 2, start: 4, end: 9, speaker: "Ana", text: "We keep twelve hives on three roofs in Leeds.", startOffset: 10, endOffset: 20),
+        Segment(id: 3, start: 9, end: 15, speaker: "Ana", text: "We started testing mite counts every two weeks after a bad winter.", startOffset: 20, endOffset: 30),
+        Segment(id: 4, start: 15, end: 20, speaker: "Host", text: "And the honey?", startOffset: 30, endOffset: 40),
+    ]
+
+    func testAnswerCitingTheGreetingGetsTheSupportingSegment() {
+        let v = AnswerVerifier.check(question: "How often do they test mite counts?", answer: "They test mite counts every two weeks.",
+                                     cited: [1], shown: segments, instructions: [])
+        XCTAssertEqual(v.citations, [3])
+        XCTAssertFalse(v.blocking, "citation repairs do not block: \(v.issues)")
+        XCTAssertTrue(v.issues.contains { $0.code == .unsupportedCitation && $0.repaired == true })
+    }
+
+    func testSupportedCitationIsKept() {
+        let v = AnswerVerifier.check(question: "How many hives do they keep?", answer: "They keep twelve hives in Leeds.", cited: [2],
+                                     shown: segments, instructions: [])
+        XCTAssertEqual(v.citations, [2])
+        XCTAssertEqual(v.issues, [])
+    }
+
+    func testDegenerateAndInventedAnswersBlock() {
+        let instructions = ["Give answer (a few sentences), citations (the [id]s of the lines that support it)"]
+        for bad in ["\"][\"", "2018-03-15 19:47:46.300 +0000", "the [id]s of the lines that support it"] {
+            let v = AnswerVerifier.check(question: "How often do they test mite counts?", answer: bad, cited: [3], shown: segments, instructions: instructions)
+            XCTAssertTrue(v.issues.contains { $0.code == .degenerate }, bad)
+            XCTAssertTrue(v.blocking)
+        }
+        let invented = AnswerVerifier.check(question: "How much honey?", answer: "About 40% more honey, 35 kg a year.", cited: [4], shown: segments,
+                                            instructions: [])
+        XCTAssertEqual(invented.issues.filter { $0.repaired != true }.map(\.code), [.unsupportedFact])
+        // Copying a line unrelated to the question is not an answer.
+        let copy = AnswerVerifier.check(question: "How often are mites counted?", answer: segments[0].text, cited: [1], shown: segments, instructions: [])
+        XCTAssertTrue(copy.issues.contains { $0.code == .degenerate })
+    }
+
+    func testSayingNotFoundIsRecognised() {
+        XCTAssertTrue(AnswerVerifier.check(question: "What did the extractor cost?", answer: "The transcript does not mention the cost.",
+                                           cited: [2], shown: segments, instructions: []).saysNotFound)
+        XCTAssertTrue(AnswerVerifier.saysNotFound("No se menciona en la transcripción."))
+        XCTAssertFalse(AnswerVerifier.saysNotFound("They keep twelve hives."))
+    }
+
+    // MARK: Lists
+
+    func testListRepairDropsDuplicatesLabelsAndNames() {
+        let items = ["Urban bees need fewer treatments than expected.", "Urban bees need fewer treatments than expected.",
+                     "urban bees need fewer treatments than expected!", "Transcript: 1", "The Local Loop", "Llama-server",
+                     "Test mite counts every two weeks after winter."]
+        let (kept, issues) = ListVerifier.repair(items, field: .init("keyTakeaways", .sentence, minItems: 1), labels: ["keyTakeaways"],
+                                                 names: ["the local loop"])
+        XCTAssertEqual(kept, ["Urban bees need fewer treatments than expected.", "Test mite counts every two weeks after winter."])
+        XCTAssertEqual(issues.map(\.code), [.duplicateItem, .duplicateItem, .labelItem, .nameOnlyItem, .nameOnlyItem])
+        XCTAssertTrue(issues.allSatisfy { $0.repaired == true })
+        XCTAssertEqual(issues.map(\.path), ["keyTakeaways[1]", "keyTakeaways[2]", "keyTakeaways[3]", "keyTakeaways[4]", "keyTakeaways[5]"])
+    }
+
+    func testNearDuplicatesByContentWords() {
+        let (kept, issues) = ListVerifier.repair(["Local models on laptops", "local model on a laptop", "Privacy of transcripts"],
+                                                 field: .init("mainTopics", .phrase, minItems: 1), labels: [], names: [])
+        XCTAssertEqual(kept, ["Local models on laptops", "Privacy of transcripts"])
+        XCTAssertEqual(issues.map(\.code), [.duplicateItem])
+    }
+
+    func testListNeverGoesBelowItsMinimumAndSaysSo() {
+        let (kept, issues) = ListVerifier.repair(["Ben, Ben, Ben!", "Bees", "Bees"], field: .init("mainTopics", .phrase, minItems: 3),
+                                                 labels: [], names: [])
+        XCTAssertEqual(kept.count, 3)
+        XCTAssertTrue(issues.contains { $0.repaired == nil }, "items kept to meet the minimum are reported as not repaired")
+    }
+
+    func testTargetAudienceMustDescribePeople() {
+        let names = ListVerifier.names(in: "Welcome to The Local Loop. I'm Maya from Fernhill Labs.", speakers: ["Maya"])
+        XCTAssertNotNil(ListVerifier.audienceProblem("Fernhill Labs", names: names))
+        XCTAssertNotNil(ListVerifier.audienceProblem("Maya", names: names))
+        XCTAssertNil(ListVerifier.audienceProblem("Developers curious about running models locally", names: names))
+        XCTAssertNil(ListVerifier.audienceProblem("Fans of Fernhill Labs products and local software", names: names))
+    }
+
+    // MARK: Retrieval word forms
+
+    func testRetrievalJoinsIrregularFormsAndDemonyms() {
+        let index = BM25Index(documents: ["Our Danish supplier ships the frames.", "Priya ran the migration on Tuesday.", "Nothing here."])
+        XCTAssertEqual(index.search("Which supplier is from Denmark?", limit: 1).first?.index, 0)
+        XCTAssertEqual(index.search("Who is running the migration?", limit: 1).first?.index, 1)
+        XCTAssertEqual(BM25Index.terms("run ran running runs"), ["run", "run", "run", "run"])
+    }
+
+    // MARK: Attempts
+
+    func testAttemptsRetryUntilACheckPassesAndKeepTheBest() async throws {
+        let attempts = Attempts(verify: true, maxAttempts: 3)
+        var made: [Int] = []
+        let (value, verification) = try await attempts.run(progress: .none, { n in made.append(n); return n }, check: { n in
+            n < 2 ? [VerificationIssue(.refusal, "attempt \(n) refused")] : []
+        })
+        XCTAssertEqual(value, 2)
+        XCTAssertEqual(made, [1, 2])
+        XCTAssertEqual(verification, Verification(passed: true, attempts: 2, issues: []))
+    }
+
+    func testAttemptsReturnTheFewestIssuesWhenNonePass() async throws {
+        let (value, verification) = try await Attempts(verify: true, maxAttempts: 3).run(progress: .none, { n in n }, check: { n in
+            Array(repeating: VerificationIssue(.factMissing, "missing"), count: n == 2 ? 1 : 2)
+        })
+        XCTAssertEqual(value, 2)
+        XCTAssertEqual(verification.attempts, 3)
+        XCTAssertFalse(verification.passed)
+        XCTAssertEqual(verification.issues.count, 1)
+    }
+
+    func testVerifyFalseReportsButNeverRetries() async throws {
+        var made = 0
+        let (_, verification) = try await Attempts(verify: false, maxAttempts: 5).run(progress: .none, { _ in made += 1 }, check: { _ in
+            [VerificationIssue(.unchanged, "unchanged")]
+        })
+        XCTAssertEqual(made, 1)
+        XCTAssertEqual(verification.attempts, 1)
+        XCTAssertFalse(verification.passed)
+    }
+
+    func testRepairedIssuesDoNotCauseRetries() async throws {
+        var made = 0
+        let (_, verification) = try await Attempts(verify: true, maxAttempts: 3).run(progress: .none, { _ in made += 1 }, check: { _ in
+            [VerificationIssue(.unsupportedCitation, "replaced", repaired: true)]
+        })
+        XCTAssertEqual(made, 1)
+        XCTAssertTrue(verification.passed)
+    }
+}
