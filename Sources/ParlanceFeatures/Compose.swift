@@ -227,7 +227,8 @@ public enum Compose {
             return (out: out, seed: o.seed)
         }, check: { attempt in
             RewriteVerifier.check(.init(original: original, rewrite: ComposePrompt.clean(attempt.out.text), instructions: instructions,
-                                        language: language, lengthBounds: lengthBounds, previous: previous))
+                                        language: language, lengthBounds: lengthBounds, previous: previous,
+                                        examples: ComposePrompt.exampleTexts))
         })
         var v = finish(id: id, tone: tone, audience: audience, raw: best.out, original: original, keyPoints: keyPoints, seed: best.seed,
                        verification: verification)

@@ -15,8 +15,40 @@ enum ComposePrompt {
         if let i = instructions?.trimmingCharacters(in: .whitespacesAndNewlines), !i.isEmpty { user += " \(i)" }
         user += "\n\nText:\n\(text)\n\nTone: \(describe(tone))"
         if let strict { user += "\n" + stricter(facts: strict) }
-        return [ChatMessage(.system, system), ChatMessage(.user, user)]
+        return [ChatMessage(.system, system)] + examples + [ChatMessage(.user, user)]
     }
+
+    /// Two worked examples before every request: the rewrite only, names and figures kept
+    /// letter for letter, the tone changed. They are the same for every compose request,
+    /// so their KV state is the cached prefix: they cost nothing after the first request.
+    /// The examples' selections and rewrites, for the check that an output did not copy them.
+    static let exampleTexts = [
+        "hey Jonas, the Oakridge invoice for €2,400 is late again. can u ping Magdalena before Thursday?",
+        "Dear Jonas, the Oakridge invoice for €2,400 is overdue again. Could you please contact Magdalena before Thursday?",
+        "Please be advised that the quarterly review with Dr. Okafor has been rescheduled to 14 May at 10:30.",
+        "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May at 10:30.",
+    ]
+
+    static let examples: [ChatMessage] = [
+        ChatMessage(.user, """
+            Rewrite the text below for a colleague, in the tone given after it. Keep every fact; add nothing.
+
+            Text:
+            hey Jonas, the Oakridge invoice for €2,400 is late again. can u ping Magdalena before Thursday?
+
+            Tone: formal. Polite and professional, complete sentences, no contractions or slang.
+            """),
+        ChatMessage(.assistant, "Dear Jonas, the Oakridge invoice for €2,400 is overdue again. Could you please contact Magdalena before Thursday?"),
+        ChatMessage(.user, """
+            Rewrite the text below for the whole team, in the tone given after it. Keep every fact; add nothing.
+
+            Text:
+            Please be advised that the quarterly review with Dr. Okafor has been rescheduled to 14 May at 10:30.
+
+            Tone: casual. Friendly and relaxed, simple words, contractions are fine.
+            """),
+        ChatMessage(.assistant, "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May at 10:30."),
+    ]
 
     static func task(audience: Audience, languageName: String) -> String {
         var t = "Rewrite the text below for \(describe(audience)), in the tone given after it. Keep every fact; add nothing."

@@ -230,3 +230,15 @@ final class VerifierTests: XCTestCase {
         XCTAssertTrue(verification.passed)
     }
 }
+
+extension VerifierTests {
+    func testCopyingTheWorkedExampleIsAnEcho() {
+        let examples = ["hey Jonas, the Oakridge invoice for €2,400 is late again. can u ping Magdalena before Thursday?"]
+        func codes(_ rewrite: String) -> [VerificationIssueCode] {
+            RewriteVerifier.check(.init(original: "The launch moves to March. Tell Ana.", rewrite: rewrite, instructions: [], language: "en",
+                                        examples: examples)).map(\.code)
+        }
+        XCTAssertEqual(codes("Dear Jonas, the launch moves to March. Please tell Ana."), [.instructionEcho])
+        XCTAssertEqual(codes("The launch may move to March, so please tell Ana."), [])
+    }
+}

@@ -62,6 +62,18 @@ public enum Facts {
     nonisolated(unsafe) static let numberPattern = try! NSRegularExpression(
         pattern: #"[£$€¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?|[£$€¥]?\d+(?:[.,]\d+)?%?"#)
 
+    /// Facts of `examples` (a prompt's worked examples) that `candidate` contains and
+    /// `original` does not: the output copied the example. Names compare case-sensitively
+    /// here, so the verb "may" is not the month "May".
+    public static func borrowed(from examples: [String], in candidate: String, original: String) -> [Fact] {
+        let words = Set(WordDiff.tokens(candidate).filter(\.isWord).map(\.text))
+        let numbersThere = Set(numberSpans(candidate).map(\.key))
+        return extract(examples.joined(separator: "\n")).filter { f in
+            let there = f.kind == .number ? numbersThere.contains(f.key) : words.contains(f.text)
+            return there && !missing([f], in: original).isEmpty
+        }
+    }
+
     /// Numbers as written (with a currency sign or %) and their values: separators removed,
     /// decimals kept ("2.5"; "2,5" as written in French or Spanish), number words as digits.
     static func numberSpans(_ text: String) -> [(span: String, key: String)] {

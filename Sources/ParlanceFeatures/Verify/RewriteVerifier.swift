@@ -17,9 +17,12 @@ public enum RewriteVerifier {
         public var lengthBounds: ClosedRange<Double>
         /// For a refinement: the text refined, which the output must not merely repeat either.
         public var previous: String?
+        /// The prompt's worked examples: their names and figures must not turn up in the output.
+        public var examples: [String]
         public init(original: String, rewrite: String, instructions: [String], language: String, lengthBounds: ClosedRange<Double> = 0.3...3.0,
-                    previous: String? = nil) {
+                    previous: String? = nil, examples: [String] = []) {
             self.previous = previous
+            self.examples = examples
             self.original = original
             self.rewrite = rewrite
             self.instructions = instructions
@@ -39,6 +42,10 @@ public enum RewriteVerifier {
         }
         if let echo = TextChecks.echo(in: text, instructions: x.instructions, source: x.original) {
             issues.append(VerificationIssue(.instructionEcho, "the output repeats the prompt's instructions (\"\(clip(echo))\")"))
+        }
+        let borrowed = Facts.borrowed(from: x.examples, in: text, original: x.original)
+        if !borrowed.isEmpty {
+            issues.append(VerificationIssue(.instructionEcho, "the output copies the prompt's example (" + borrowed.map(\.text).joined(separator: ", ") + ")"))
         }
         if TextChecks.normalized(text) == TextChecks.normalized(x.original) {
             issues.append(VerificationIssue(.unchanged, "the output is the selection unchanged"))
