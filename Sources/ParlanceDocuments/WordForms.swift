@@ -16,6 +16,11 @@ enum WordForms {
             "rise": ["rose", "risen"], "see": ["saw", "seen"], "speak": ["spoke", "spoken"], "steal": ["stole", "stolen"],
             "win": ["won"], "child": ["children"], "person": ["people"], "man": ["men"], "woman": ["women"], "mouse": ["mice"],
             "tooth": ["teeth"], "foot": ["feet"],
+            // Units and their abbreviations.
+            "kilo": ["kg", "kgs", "kilos", "kilogram", "kilograms", "kilogramme", "kilogrammes"],
+            "kilometre": ["km", "kms", "kilometres", "kilometer", "kilometers"], "metre": ["metres", "meter", "meters"],
+            "pound": ["lb", "lbs", "pounds"], "percent": ["per cent", "percentage", "pct"], "hour": ["hr", "hrs", "hours"],
+            "minute": ["min", "mins", "minutes"], "litre": ["litres", "liter", "liters"],
         ]
         let places: [String: [String]] = [
             "denmark": ["danish", "dane", "danes"], "sweden": ["swedish", "swede", "swedes"], "norway": ["norwegian", "norwegians"],

@@ -49,7 +49,7 @@ public enum Ask {
         return [
             "type": "object",
             "properties": [
-                "answer": ["type": "string", "minLength": 1, "maxLength": .int(min(600, maxTokens * 2))],
+                "answer": ["type": "string", "minLength": 1, "maxLength": .int(min(300, maxTokens * 2))],
                 "citations": ["type": "array", "items": cite, "maxItems": ids.isEmpty ? 0 : 3],
                 "confidence": ["type": "string", "enum": ["low", "medium", "high"]],
                 "relatedTopics": ["type": "array", "items": ["type": "string", "minLength": 2, "maxLength": 40], "maxItems": 4],
@@ -212,7 +212,7 @@ public enum Ask {
             // No usable answer within the attempts: say the document does not answer when the
             // question asks about something it never mentions, else quote the best segments.
             let failed = verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
-            if sel.coverage < 1 {
+            if sel.coverage < Ask.answeredCoverage {
                 answer = Retrieval.notFound(input.language.language)
                 found = false
                 citations = []
@@ -243,6 +243,10 @@ public enum Ask {
         }
         return result
     }
+
+    /// With no usable model answer, a question more than one in five of whose content words
+    /// occur nowhere in the document is taken as one the document does not answer.
+    static let answeredCoverage = 0.8
 
     /// The line added to the task from the second attempt on.
     static let stricter = "Answer in one or two plain sentences using only facts from the transcript above; if it does not say, answer that it is not mentioned."

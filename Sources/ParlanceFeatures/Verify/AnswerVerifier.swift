@@ -22,7 +22,11 @@ public enum AnswerVerifier {
         var issues: [VerificationIssue] = []
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
         if saysNotFound(text) { return Verdict(issues: [], citations: [], saysNotFound: true) }
-        if !TextChecks.isLanguage(text) {
+        // A one-word answer is fine when it is a word of the segments (a name for "who…?").
+        let oneWord = WordDiff.tokens(text).filter(\.isWord)
+        let wordFromSegments = oneWord.count == 1 && oneWord[0].text.count >= 2
+            && shown.contains { s in WordDiff.tokens(s.text).contains { $0.text.lowercased() == oneWord[0].text.lowercased() } }
+        if !wordFromSegments, !TextChecks.isLanguage(text) {
             issues.append(VerificationIssue(.degenerate, "the answer is not language: \"\(RewriteVerifier.clip(text))\"", path: "answer"))
         } else if let echo = TextChecks.echo(in: text, instructions: instructions, source: question + "\n" + shown.map(\.text).joined(separator: "\n")) {
             issues.append(VerificationIssue(.degenerate, "the answer repeats the prompt's instructions (\"\(RewriteVerifier.clip(echo))\")", path: "answer"))
@@ -46,10 +50,19 @@ public enum AnswerVerifier {
         return index.search(answer + " " + answer + " " + question, limit: shown.count).map { (shown[$0.index].id, $0.score) }
     }
 
+    /// Segments ranked by the question alone (what retrieval answers).
+    public static func relevance(question: String, shown: [Segment]) -> [(id: Int, score: Double)] {
+        let index = BM25Index(documents: shown.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
+        return index.search(question, limit: shown.count).map { (shown[$0.index].id, $0.score) }
+    }
+
     static func repairCitations(question: String, answer: String, cited: [Int], shown: [Segment]) -> ([Int], [VerificationIssue]) {
         let ranked = support(question: question, answer: answer, shown: shown)
         let score = Dictionary(ranked.map { ($0.id, $0.score) }, uniquingKeysWith: max)
         let best = ranked.first
+        // The segment the question points at is cited whatever the model picked: a small
+        // model's own pick is often the first line; retrieval's is usually the answer's.
+        let byQuestion = relevance(question: question, shown: shown)
         let answerTerms = TextChecks.terms(answer), questionTerms = TextChecks.terms(question)
         var kept: [Int] = []
         var dropped: [Int] = []
@@ -65,13 +78,24 @@ public enum AnswerVerifier {
             issues.append(VerificationIssue(.unsupportedCitation, "cited segment\(dropped.count == 1 ? "" : "s") \(dropped.map(String.init).joined(separator: ", ")) share\(dropped.count == 1 ? "s" : "") little with the answer or the question: removed",
                                             path: "citations", repaired: true))
         }
-        if let best, !kept.contains(best.id) {
-            if !cited.isEmpty || !dropped.isEmpty {
-                issues.append(VerificationIssue(.unsupportedCitation, "segment \(best.id) supports the answer best and was not cited: added", path: "citations", repaired: true))
-            }
-            kept.insert(best.id, at: 0)
+        var added: [Int] = []
+        var leading: [Int] = []
+        if let top = byQuestion.first {
+            leading.append(top.id)
+            if byQuestion.count > 1, byQuestion[1].score >= 0.8 * top.score { leading.append(byQuestion[1].id) }
         }
-        return (Array(kept.prefix(3)).sorted(), issues)
+        if let best, !leading.contains(best.id), best.score >= 0.5 * (score[leading.first ?? -1] ?? 0) { leading.append(best.id) }
+        for id in leading.reversed() where !kept.contains(id) {
+            kept.insert(id, at: 0)
+            added.append(id)
+        }
+        let final = Array(kept.prefix(3))
+        let addedKept = added.filter(final.contains).sorted()
+        if !addedKept.isEmpty {
+            issues.append(VerificationIssue(.unsupportedCitation, "segment\(addedKept.count == 1 ? "" : "s") \(addedKept.map(String.init).joined(separator: ", ")) best match\(addedKept.count == 1 ? "es" : "") the question and answer and \(addedKept.count == 1 ? "was" : "were") not cited: added",
+                                            path: "citations", repaired: true))
+        }
+        return (final.sorted(), issues)
     }
 
     /// The answer says the document does not answer the question.

@@ -115,7 +115,12 @@ public enum Facts {
                     if t.text.contains(where: { ".!?:;\"“(¿¡".contains($0) }) { sentenceStart = true }
                     continue
                 }
-                if let f = t.text.first, f.isUppercase, !t.text.contains(where: \.isNumber) { out.append((t.text, sentenceStart)) }
+                // Contractions ("We're", "Don't") are not names; a possessive ("Ana's") is.
+                let apostrophe = t.text.contains { $0 == "'" || $0 == "\u{2019}" }
+                let possessive = t.text.hasSuffix("'s") || t.text.hasSuffix("\u{2019}s")
+                if let f = t.text.first, f.isUppercase, !t.text.contains(where: \.isNumber), !apostrophe || possessive {
+                    out.append((t.text, sentenceStart))
+                }
                 sentenceStart = false
             }
         }
@@ -132,13 +137,27 @@ public enum Facts {
         return k.folding(options: [.diacriticInsensitive], locale: nil)
     }
 
-    static let numberWords: [String: String] = [
-        "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
-        "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50",
-        "twice": "2",
-        "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "diez": "10",
-        "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "dix": "10",
-    ]
+    /// Number words as values: English 2–99 (with compounds such as "twenty-three"),
+    /// Spanish and French to ten and their tens.
+    static let numberWords: [String: String] = {
+        var m: [String: String] = ["twice": "2", "dozen": "12"]
+        let units = ["two", "three", "four", "five", "six", "seven", "eight", "nine"]
+        let teens = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+        let tens = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+        for (i, u) in units.enumerated() { m[u] = String(i + 2) }
+        for (i, t) in teens.enumerated() { m[t] = String(i + 10) }
+        for (i, t) in tens.enumerated() {
+            m[t] = String((i + 2) * 10)
+            for (j, u) in (["one"] + units).enumerated() { m[t + "-" + u] = String((i + 2) * 10 + j + 1) }
+        }
+        for (w, n) in [("dos", 2), ("tres", 3), ("cuatro", 4), ("cinco", 5), ("seis", 6), ("siete", 7), ("ocho", 8), ("nueve", 9), ("diez", 10),
+                       ("veinte", 20), ("treinta", 30), ("cuarenta", 40), ("cincuenta", 50), ("cien", 100),
+                       ("deux", 2), ("trois", 3), ("quatre", 4), ("cinq", 5), ("sept", 7), ("huit", 8), ("neuf", 9), ("dix", 10),
+                       ("vingt", 20), ("trente", 30), ("quarante", 40), ("cinquante", 50), ("cent", 100)] {
+            m[w] = String(n)
+        }
+        return m
+    }()
 
     /// Words that open sentences without being names (English, Spanish, French).
     static let starters: Set<String> = Set("""
@@ -164,5 +183,6 @@ public enum Facts {
         "i", "i'm", "i'll", "i've", "i'd", "ok", "okay", "hi", "hey", "hello", "dear", "thanks", "thank", "best", "regards",
         "cheers", "kind", "sincerely", "yours", "please", "sorry", "yes", "no", "the", "a", "an", "we", "our", "you", "your",
         "it", "this", "that", "as", "so", "but", "and", "or", "if", "also", "just", "all", "re", "fyi", "ps", "asap", "hola", "bonjour",
+        "am", "pm", "q", "ok",
     ]
 }
