@@ -219,16 +219,21 @@ public enum Compose {
                         attempts: Attempts, options: ResolvedOptions, engine: Engine, ctx: RequestContext, previous: String? = nil,
                         lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int) -> [Token]) async throws -> (ComposeVariation, [Token]) {
         var usage = Usage.zero
+        let facts = Facts.extract(original)
         let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
             var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)
+            // Later attempts sample cooler: a small model copies facts more faithfully.
+            if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, 0.2) }
             let out = try await Generation.run(engine, prompt: prompt(attempt), options: o, progress: ctx.progress, part: id)
             usage = usage + out.usage
             return (out: out, seed: o.seed)
         }, check: { attempt in
             RewriteVerifier.check(.init(original: original, rewrite: ComposePrompt.clean(attempt.out.text), instructions: instructions,
                                         language: language, lengthBounds: lengthBounds, previous: previous,
-                                        examples: ComposePrompt.exampleTexts))
+                                        examples: ComposePrompt.exampleTexts, tone: previous == nil ? tone : nil))
+        }, rank: { attempt, issues in
+            RewriteVerifier.severity(issues, missingFacts: Facts.missing(facts, in: ComposePrompt.clean(attempt.out.text)).count)
         })
         var v = finish(id: id, tone: tone, audience: audience, raw: best.out, original: original, keyPoints: keyPoints, seed: best.seed,
                        verification: verification)

@@ -47,10 +47,10 @@ public struct VerificationIssue: Codable, Sendable, Hashable, Schematic {
 }
 
 /// Every check's code. Rewrites: refusal, instructionEcho, unchanged, factMissing,
-/// wrongLanguage, length. Answers: degenerate, unsupportedCitation, unsupportedFact,
+/// wrongLanguage, length, toneMismatch. Answers: degenerate, unsupportedCitation, unsupportedFact,
 /// notAnswered. Lists: duplicateItem, labelItem, nameOnlyItem, audienceIsName, emptyList.
 public enum VerificationIssueCode: String, Codable, Sendable, CaseIterable, SchemaEnum {
-    case refusal, instructionEcho, unchanged, factMissing, wrongLanguage, length
+    case refusal, instructionEcho, unchanged, factMissing, wrongLanguage, length, toneMismatch
     case degenerate, unsupportedCitation, unsupportedFact, notAnswered
     case duplicateItem, labelItem, nameOnlyItem, audienceIsName, emptyList
 }

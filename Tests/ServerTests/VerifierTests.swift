@@ -242,3 +242,31 @@ extension VerifierTests {
         XCTAssertEqual(codes("The launch may move to March, so please tell Ana."), [])
     }
 }
+
+extension VerifierTests {
+    func testToneMustMatchWhereFormalityMeasuresIt() {
+        let original = "The invoice for €900 is overdue. Please pay it by Friday."
+        func codes(_ rewrite: String, _ tone: Tone) -> [VerificationIssueCode] {
+            RewriteVerifier.check(.init(original: original, rewrite: rewrite, instructions: [], language: "en", tone: tone)).map(\.code)
+        }
+        let chatty = "hey!! that €900 invoice is super late lol, can u pay it by Friday? thx!"
+        let formal = "Please be advised that the invoice of €900 is overdue. We kindly request that payment be made by Friday."
+        XCTAssertEqual(codes(chatty, .formal), [.toneMismatch])
+        XCTAssertEqual(codes(formal, .formal), [])
+        XCTAssertEqual(codes(formal, .casual), [.toneMismatch])
+        XCTAssertEqual(codes(chatty, .casual), [])
+        XCTAssertEqual(codes(chatty, .empathetic), [], "only formal and casual are measured")
+    }
+
+    func testSeverityCountsEachMissingFact() {
+        let one = [VerificationIssue(.factMissing, "x")]
+        XCTAssertLessThan(RewriteVerifier.severity(one, missingFacts: 1), RewriteVerifier.severity(one, missingFacts: 4))
+        XCTAssertEqual(RewriteVerifier.severity([VerificationIssue(.refusal, "x"), VerificationIssue(.unsupportedCitation, "y", repaired: true)],
+                                                missingFacts: 0), 3)
+    }
+
+    func testCommonWordsOpeningASentenceAreNotNames() {
+        let facts = Facts.extract("Last month's payment was late. Work on the lift starts Monday. Drilling is loud. Tom will collect the keys.")
+        XCTAssertEqual(Set(facts.filter { $0.kind == .name }.map(\.text)), ["Monday", "Tom"])
+    }
+}

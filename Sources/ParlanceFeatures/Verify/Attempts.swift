@@ -21,8 +21,10 @@ public struct Attempts: Sendable {
 
     /// `make(n)` produces attempt n (1-based); `check` judges it. A new attempt is announced
     /// with `$/progress` `{attempt, restart: true}` for `part`.
+    /// `rank` orders failing attempts (lower is better; default: the number of unrepaired issues).
     public func run<T: Sendable>(progress: ProgressReporter, part: String? = nil, _ make: (Int) async throws -> T,
-                                 check: (T) -> [VerificationIssue]) async throws -> (value: T, verification: Verification) {
+                                 check: (T) -> [VerificationIssue],
+                                 rank: ((T, [VerificationIssue]) -> Int)? = nil) async throws -> (value: T, verification: Verification) {
         let clock = ContinuousClock()
         let start = clock.now
         var firstDuration: Duration?
@@ -33,7 +35,8 @@ public struct Attempts: Sendable {
             let value = try await make(attempt)
             if firstDuration == nil { firstDuration = clock.now - start }
             let issues = check(value)
-            let blocking = issues.filter { $0.repaired != true }.count
+            let failing = issues.filter { $0.repaired != true }.count
+            let blocking = failing == 0 ? 0 : max(1, rank?(value, issues) ?? failing)
             if best == nil || blocking < best!.blocking { best = (value, issues, blocking) }
             guard blocking > 0, verify, attempt < maxAttempts, clock.now - start < Attempts.budget(firstAttempt: firstDuration!) else { break }
             try Task.checkCancellation()

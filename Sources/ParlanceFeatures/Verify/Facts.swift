@@ -25,9 +25,10 @@ public enum Facts {
         for (w, sentenceStart) in capitalisedWords(text) {
             let key = nameKey(w)
             guard !notNames.contains(key), w.count >= 2 else { continue }
-            // Sentence-initial: a name unless it is a common opening word ("Unfortunately",
-            // "Please", "The") or an adverb, or when it is capitalised mid-sentence elsewhere.
-            if sentenceStart && !midSentence.contains(key) && (starters.contains(key) || key.hasSuffix("ly") || key.hasSuffix("mente")) { continue }
+            // Sentence-initial: capitalised anyway, so a name only when it is capitalised
+            // mid-sentence elsewhere, or starts a run of capitalised words ("Canal House"),
+            // or is not a common opening word and is followed by a verb-like word (is, will, said…).
+            if sentenceStart && !midSentence.contains(key) && !startsName(w, in: text) { continue }
             if seen.insert("w" + key).inserted { out.append(Fact(kind: .name, text: w, key: key)) }
         }
         return out
@@ -158,6 +159,23 @@ public enum Facts {
         }
         return m
     }()
+
+    /// A sentence-initial word that is a name by its neighbours: "Canal House", "Tom will",
+    /// "Ana's". Common opening words ("The", "Unfortunately") never are.
+    static func startsName(_ word: String, in text: String) -> Bool {
+        let key = nameKey(word)
+        if starters.contains(key) || key.hasSuffix("ly") || key.hasSuffix("mente") || key.hasSuffix("ing") { return false }
+        if word.hasSuffix("'s") || word.hasSuffix("\u{2019}s") { return true }
+        let tokens = WordDiff.tokens(text).filter(\.isWord).map(\.text)
+        for (i, t) in tokens.enumerated() where t == word && i + 1 < tokens.count {
+            let next = tokens[i + 1]
+            if next.first?.isUppercase ?? false, !starters.contains(nameKey(next)) { return true }
+            if nameVerbs.contains(next.lowercased()) { return true }
+        }
+        return false
+    }
+
+    static let nameVerbs: Set<String> = ["will", "said", "says", "asked", "wants", "thinks", "called", "wrote", "sent", "dijo", "dice"]
 
     /// Words that open sentences without being names (English, Spanish, French).
     static let starters: Set<String> = Set("""
