@@ -39,6 +39,9 @@ public enum Ask {
         var shown: [Int]
     }
 
+    /// Tokens of transcript shown for a first question.
+    static let retrievalBudget = 1200
+
     static let task = """
         Answer the question from the transcript only. Give answer (a few sentences), citations (the [id]s of the \
         lines that support it), confidence (low, medium or high) and relatedTopics (up to 4 short topics).
@@ -84,7 +87,7 @@ public enum Ask {
             do {
                 let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx)
                 let engine = try await ctx.engine()
-                let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 320, deterministic: p.deterministic),
+                let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 200, deterministic: p.deterministic),
                                               defaultTemperature: 0.2)
                 let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)
                 await store.release(session)
@@ -120,11 +123,13 @@ public enum Ask {
         }
         let previous = convo.exchanges.last?.question ?? ""
         let qa = TokenBudget.qa.scaled(toContext: engine.info.contextSize)
-        let wholeBudget = min(qa.input, engine.info.contextSize - options.maxTokens - 400)
+        // The whole document is shown when it is short: beyond the retrieval budget a small
+        // model answers no better from all of it than from its best segments, only slower.
+        let wholeBudget = min(qa.input, Ask.retrievalBudget, engine.info.contextSize - options.maxTokens - 400)
         let whole = s.turns.isEmpty && input.promptText.utf8.count <= wholeBudget * 8 && engine.countTokens(input.promptText) <= wholeBudget
         ctx.progress.report("retrieving", 2, phase: .tokenizing)
         let sel = await Retrieval.select(question + " " + previous, coverageQuery: turn == 1 ? question : question + " " + previous,
-                                         input: input, excluding: convo.shown, budget: s.turns.isEmpty ? min(qa.input, 1200) : 500,
+                                         input: input, excluding: convo.shown, budget: s.turns.isEmpty ? min(qa.input, Ask.retrievalBudget) : 500,
                                          tokenCount: engine.countTokens)
         var meta: JSONObject = [
             "sessionId": .string(s.id), "turn": .int(turn), "language": .string(input.language.language), "cached": false,
@@ -168,7 +173,7 @@ public enum Ask {
             // The conversation no longer fits: start its context again from this question's
             // excerpts and a digest of the earlier exchanges.
             let fresh = await Retrieval.select(question + " " + previous, coverageQuery: question + " " + previous, input: input, excluding: [],
-                                               budget: min(qa.input, 1200), tokenCount: engine.countTokens)
+                                               budget: min(qa.input, Ask.retrievalBudget), tokenCount: engine.countTokens)
             let excerpts = Retrieval.render(fresh.segments)
             let earlier = convo.exchanges.suffix(3).map { "Q: \($0.question)\nA: \($0.answer)" }.joined(separator: "\n")
             let messages = AnalysisPrompt.messages(input, body: excerpts, task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
