@@ -107,7 +107,7 @@ extension AnalysisJob {
             if let m = merged { (merged, issues) = check.topUp(m, issues: issues, from: content) } else { (merged, issues) = check.apply(content) }
             let blocking = issues.filter { $0.repaired != true }
             guard !blocking.isEmpty, attempts.verify, attempt < attempts.maxAttempts,
-                  clock.now - start < Attempts.budget(firstAttempt: first!) else { break }
+                  clock.now - start < attempts.budget(firstAttempt: first!) else { break }
             ctx.progress(.init(kind: .report, message: "attempt \(attempt) failed verification (\(blocking.map(\.message).joined(separator: "; "))); generating again",
                                phase: .verifying, attempt: attempt + 1, restart: true))
         }

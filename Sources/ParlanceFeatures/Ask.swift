@@ -106,7 +106,8 @@ public enum Ask {
             ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
         let turn = s.turns.count / 2 + 1
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
-        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
+        // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 2)
         let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)", "\(options.deterministic)",
                         "\(options.sampling.temperature)", "\(options.maxTokens)", "verify=\(attempts.verify)/\(attempts.maxAttempts)"].joined(separator: "|")
         if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
@@ -217,13 +218,18 @@ public enum Ask {
             // No usable answer within the attempts: say the document does not answer when the
             // question asks about something it never mentions, else quote the best segments.
             let failed = verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
-            if sel.coverage < Ask.answeredCoverage {
+            let quoted = extractive(question: question, shown: shown)
+            // A question for a figure or a date that the best segments do not contain, or one
+            // half of whose words the document lacks, is one the document does not answer.
+            let kind = QuestionKind.expected(question)
+            let lacksFigure = kind.map { k in !quoted.contains { QuestionKind.answers($0.text, k) } } ?? false
+            if lacksFigure || sel.coverage < Ask.answeredCoverage || quoted.isEmpty {
                 answer = Retrieval.notFound(input.language.language)
                 found = false
                 citations = []
                 verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .notFound)
             } else {
-                citations = extractive(question: question, shown: shown)
+                citations = quoted
                 answer = citations.map { quote($0) }.joined(separator: " ")
                 verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .extractive)
             }
@@ -249,19 +255,19 @@ public enum Ask {
         return result
     }
 
-    /// With no usable model answer, a question more than one in five of whose content words
-    /// occur nowhere in the document is taken as one the document does not answer.
-    static let answeredCoverage = 0.8
+    /// With no usable model answer, a question half of whose content words occur nowhere in
+    /// the document is taken as one the document does not answer.
+    static let answeredCoverage = 0.5
 
     /// The line added to the task from the second attempt on.
     static let stricter = "Answer in one or two plain sentences using only facts from the transcript above; if it does not say, answer that it is not mentioned."
 
-    /// The extractive fallback: the one or two shown segments that best match the question.
+    /// The extractive fallback: the shown segment that best matches the question (the reply
+    /// when the best match is an interviewer's question), and the next best when it is close.
     static func extractive(question: String, shown: [Segment]) -> [Segment] {
-        let index = BM25Index(documents: shown.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
-        let hits = index.search(question, limit: 2)
-        guard let top = hits.first else { return Array(shown.prefix(1)) }
-        return hits.filter { $0.score >= 0.6 * top.score }.map { shown[$0.index] }
+        let ranked = AnswerVerifier.relevant(question: question, shown: shown)
+        let replies = ranked.filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
+        return Array(replies.prefix(1))
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).

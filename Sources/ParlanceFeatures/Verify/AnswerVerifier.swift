@@ -24,15 +24,24 @@ public enum AnswerVerifier {
         if saysNotFound(text) { return Verdict(issues: [], citations: [], saysNotFound: true) }
         // A one-word answer is fine when it is a word of the segments (a name for "who…?").
         let oneWord = WordDiff.tokens(text).filter(\.isWord)
-        let wordFromSegments = oneWord.count == 1 && oneWord[0].text.count >= 2
+        let wordFromSegments = oneWord.count == 1 && oneWord[0].text.count >= 2 && oneWord[0].text.allSatisfy(\.isLetter)
             && shown.contains { s in WordDiff.tokens(s.text).contains { $0.text.lowercased() == oneWord[0].text.lowercased() } }
         if !wordFromSegments, !TextChecks.isLanguage(text) {
             issues.append(VerificationIssue(.degenerate, "the answer is not language: \"\(RewriteVerifier.clip(text))\"", path: "answer"))
         } else if let echo = TextChecks.echo(in: text, instructions: instructions, source: question + "\n" + shown.map(\.text).joined(separator: "\n")) {
             issues.append(VerificationIssue(.degenerate, "the answer repeats the prompt's instructions (\"\(RewriteVerifier.clip(echo))\")", path: "answer"))
+        } else if let placeholder = TextChecks.placeholder(in: text, source: question + "\n" + shown.map(\.text).joined(separator: "\n")) {
+            issues.append(VerificationIssue(.degenerate, "the answer contains a placeholder (\(placeholder))", path: "answer"))
+        } else if let first = text.unicodeScalars.first, ",;:)]}".unicodeScalars.contains(first) {
+            issues.append(VerificationIssue(.degenerate, "the answer is a fragment (it starts with \"\(first)\")", path: "answer"))
+        } else if repeatsQuestion(text, question) {
+            issues.append(VerificationIssue(.degenerate, "the answer repeats the question", path: "answer"))
         } else if let copied = shown.first(where: { TextChecks.normalized($0.text) == TextChecks.normalized(text) }),
                   TextChecks.terms(copied.text).isDisjoint(with: TextChecks.terms(question)) {
             issues.append(VerificationIssue(.degenerate, "the answer copies segment \(copied.id), which has nothing in common with the question", path: "answer"))
+        }
+        if issues.isEmpty, let kind = QuestionKind.expected(question), !QuestionKind.answers(text, kind) {
+            issues.append(VerificationIssue(.notAnswered, "the question asks for \(kind.rawValue) and the answer gives none", path: "answer"))
         }
         let invented = Facts.unsupported(in: text, by: shown.map { ($0.speaker ?? "") + " " + $0.text } + [question])
         if !invented.isEmpty {
@@ -41,6 +50,11 @@ public enum AnswerVerifier {
         let (citations, repairs) = repairCitations(question: question, answer: text, cited: cited, shown: shown)
         issues += repairs
         return Verdict(issues: issues, citations: citations, saysNotFound: false)
+    }
+
+    static func repeatsQuestion(_ answer: String, _ question: String) -> Bool {
+        let a = TextChecks.normalized(answer), q = TextChecks.normalized(question)
+        return !a.isEmpty && (q.contains(a) || TextChecks.jaccard(answer, question) >= 0.8 && TextChecks.wordCount(answer) <= TextChecks.wordCount(question) + 2)
     }
 
     /// Segments ranked by how well they support the answer and the question together.
@@ -56,35 +70,54 @@ public enum AnswerVerifier {
         return index.search(question, limit: shown.count).map { (shown[$0.index].id, $0.score) }
     }
 
+    /// Segments ranked by the question alone, an interviewer's question replaced by the
+    /// reply after it (in an interview the matching question is rarely the answer).
+    public static func relevant(question: String, shown: [Segment]) -> [Segment] {
+        var out: [Segment] = []
+        let ranked = relevance(question: question, shown: shown)
+        guard let top = ranked.first?.score else { return [] }
+        for r in ranked where r.score >= 0.5 * top {
+            guard let i = shown.firstIndex(where: { $0.id == r.id }) else { continue }
+            var seg = shown[i]
+            if seg.text.trimmingCharacters(in: .whitespaces).hasSuffix("?"), i + 1 < shown.count, shown[i + 1].id == seg.id + 1 {
+                seg = shown[i + 1]
+            }
+            if !out.contains(seg) { out.append(seg) }
+        }
+        return out
+    }
+
     static func repairCitations(question: String, answer: String, cited: [Int], shown: [Segment]) -> ([Int], [VerificationIssue]) {
-        let ranked = support(question: question, answer: answer, shown: shown)
-        let score = Dictionary(ranked.map { ($0.id, $0.score) }, uniquingKeysWith: max)
-        let best = ranked.first
-        // The segment the question points at is cited whatever the model picked: a small
-        // model's own pick is often the first line; retrieval's is usually the answer's.
-        let byQuestion = relevance(question: question, shown: shown)
-        let answerTerms = TextChecks.terms(answer), questionTerms = TextChecks.terms(question)
+        let questionTerms = TextChecks.terms(question)
+        let answerTerms = TextChecks.terms(answer)
+        let byQuestion = relevant(question: question, shown: shown).map(\.id)
+        let byAnswer = support(question: question, answer: answer, shown: shown)
         var kept: [Int] = []
         var dropped: [Int] = []
+        // The model's citations stay when they share a word with the question and one with
+        // the answer (a small model often cites the first line, or a line it copied).
         for id in cited where !kept.contains(id) {
             guard let seg = shown.first(where: { $0.id == id }) else { dropped.append(id); continue }
             let terms = TextChecks.terms(seg.text + " " + (seg.speaker ?? ""))
-            let shared = terms.intersection(answerTerms.union(questionTerms)).count
-            let strongEnough = (score[id] ?? 0) >= 0.5 * (best?.score ?? 0)
-            if shared >= 1, strongEnough { kept.append(id) } else { dropped.append(id) }
+            if !terms.isDisjoint(with: questionTerms), !terms.isDisjoint(with: answerTerms) || byQuestion.prefix(3).contains(id) {
+                kept.append(id)
+            } else {
+                dropped.append(id)
+            }
         }
         var issues: [VerificationIssue] = []
         if !dropped.isEmpty {
-            issues.append(VerificationIssue(.unsupportedCitation, "cited segment\(dropped.count == 1 ? "" : "s") \(dropped.map(String.init).joined(separator: ", ")) share\(dropped.count == 1 ? "s" : "") little with the answer or the question: removed",
+            issues.append(VerificationIssue(.unsupportedCitation, "cited segment\(dropped.count == 1 ? "" : "s") \(dropped.map(String.init).joined(separator: ", ")) share\(dropped.count == 1 ? "s" : "") little with the question and the answer: removed",
                                             path: "citations", repaired: true))
         }
-        var added: [Int] = []
-        var leading: [Int] = []
-        if let top = byQuestion.first {
-            leading.append(top.id)
-            if byQuestion.count > 1, byQuestion[1].score >= 0.8 * top.score { leading.append(byQuestion[1].id) }
+        // Retrieval's best segments for the question lead; the segment that best supports
+        // the answer and the question follows when it shares a word with the question.
+        var leading = Array(byQuestion.prefix(2))
+        if let best = byAnswer.first?.id, !leading.contains(best), let seg = shown.first(where: { $0.id == best }),
+           !TextChecks.terms(seg.text).isDisjoint(with: questionTerms) {
+            leading.append(best)
         }
-        if let best, !leading.contains(best.id), best.score >= 0.5 * (score[leading.first ?? -1] ?? 0) { leading.append(best.id) }
+        var added: [Int] = []
         for id in leading.reversed() where !kept.contains(id) {
             kept.insert(id, at: 0)
             added.append(id)
@@ -92,7 +125,7 @@ public enum AnswerVerifier {
         let final = Array(kept.prefix(3))
         let addedKept = added.filter(final.contains).sorted()
         if !addedKept.isEmpty {
-            issues.append(VerificationIssue(.unsupportedCitation, "segment\(addedKept.count == 1 ? "" : "s") \(addedKept.map(String.init).joined(separator: ", ")) best match\(addedKept.count == 1 ? "es" : "") the question and answer and \(addedKept.count == 1 ? "was" : "were") not cited: added",
+            issues.append(VerificationIssue(.unsupportedCitation, "segment\(addedKept.count == 1 ? "" : "s") \(addedKept.map(String.init).joined(separator: ", ")) best match\(addedKept.count == 1 ? "es" : "") the question and \(addedKept.count == 1 ? "was" : "were") not cited: added",
                                             path: "citations", repaired: true))
         }
         return (final.sorted(), issues)

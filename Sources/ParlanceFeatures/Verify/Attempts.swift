@@ -8,16 +8,19 @@ import ParlanceProtocol
 public struct Attempts: Sendable {
     public var maxAttempts: Int
     public var verify: Bool
+    /// The time budget as a multiple of the first attempt's time.
+    public var budgetFactor: Double
     public static let defaultMaxAttempts = 3
 
-    public init(verify: Bool?, maxAttempts: Int?) {
+    public init(verify: Bool?, maxAttempts: Int?, budgetFactor: Double = 3) {
         self.verify = verify ?? true
         self.maxAttempts = self.verify ? max(1, maxAttempts ?? Attempts.defaultMaxAttempts) : 1
+        self.budgetFactor = budgetFactor
     }
 
-    /// No new attempt starts once this much time has passed since the first began: three
-    /// times the first attempt, at least 10 s.
-    static func budget(firstAttempt: Duration) -> Duration { max(.seconds(10), firstAttempt * 3) }
+    /// No new attempt starts once this much time has passed since the first began:
+    /// `budgetFactor` times the first attempt, at least 2 s.
+    func budget(firstAttempt: Duration) -> Duration { max(.seconds(2), firstAttempt * budgetFactor) }
 
     /// `make(n)` produces attempt n (1-based); `check` judges it. A new attempt is announced
     /// with `$/progress` `{attempt, restart: true}` for `part`.
@@ -38,7 +41,7 @@ public struct Attempts: Sendable {
             let failing = issues.filter { $0.repaired != true }.count
             let blocking = failing == 0 ? 0 : max(1, rank?(value, issues) ?? failing)
             if best == nil || blocking < best!.blocking { best = (value, issues, blocking) }
-            guard blocking > 0, verify, attempt < maxAttempts, clock.now - start < Attempts.budget(firstAttempt: firstDuration!) else { break }
+            guard blocking > 0, verify, attempt < maxAttempts, clock.now - start < budget(firstAttempt: firstDuration!) else { break }
             try Task.checkCancellation()
             let why = issues.filter { $0.repaired != true }.map(\.message).joined(separator: "; ")
             progress(.init(kind: .report, message: "attempt \(attempt) failed verification (\(why)); generating again", phase: .verifying,

@@ -92,6 +92,18 @@ public enum TextChecks {
         return nil
     }
 
+    nonisolated(unsafe) static let placeholderPattern = try! NSRegularExpression(pattern: #"\[[^\[\]\n]{1,30}\]"#)
+
+    /// A bracketed placeholder ("[id]", "[date]", "[Your Name]") that `source` does not contain.
+    public static func placeholder(in text: String, source: String) -> String? {
+        let ns = text as NSString
+        for m in placeholderPattern.matches(in: text, range: NSRange(location: 0, length: ns.length)) {
+            let p = ns.substring(with: m.range)
+            if !source.contains(p) { return p }
+        }
+        return nil
+    }
+
     static func grams(_ normalizedText: String, _ n: Int) -> Set<String> {
         let w = normalizedText.split(separator: " ").map(String.init)
         guard w.count >= n else { return [] }
