@@ -107,7 +107,7 @@ public enum Ask {
         let turn = s.turns.count / 2 + 1
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
         // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
-        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 2)
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
         let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)", "\(options.deterministic)",
                         "\(options.sampling.temperature)", "\(options.maxTokens)", "verify=\(attempts.verify)/\(attempts.maxAttempts)"].joined(separator: "|")
         if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
@@ -237,7 +237,15 @@ public enum Ask {
             ctx.progress(.init(kind: .report, message: "no model answer passed verification: \(verification.fallback!.rawValue) answer", phase: .verifying,
                                delta: answer, attempt: verification.attempts, restart: true))
         }
-        if !found { citations = [] }
+        if !found {
+            citations = []
+            if verification.fallback == nil {
+                // The model said the document does not say: in the daemon's words, not its own.
+                answer = Retrieval.notFound(input.language.language)
+                ctx.progress(.init(kind: .report, message: "the model found no answer in the document", phase: .verifying, delta: answer,
+                                   attempt: verification.attempts, restart: true))
+            }
+        }
         citations.sort { $0.id < $1.id }
         // An answer tied to no segment is not a confident one.
         if citations.isEmpty { confidence = "low" }

@@ -270,3 +270,40 @@ extension VerifierTests {
         XCTAssertEqual(Set(facts.filter { $0.kind == .name }.map(\.text)), ["Monday", "Tom"])
     }
 }
+
+extension VerifierTests {
+    func testPlaceholdersFragmentsEchoedQuestionsAndBareNumbersAreDegenerate() {
+        func codes(_ question: String, _ answer: String) -> [VerificationIssueCode] {
+            AnswerVerifier.check(question: question, answer: answer, cited: [], shown: segments, instructions: []).issues
+                .filter { $0.repaired != true }.map(\.code)
+        }
+        XCTAssertTrue(codes("Where are the hives?", "Ana's hives [id] are in Leeds.").contains(.degenerate))
+        XCTAssertEqual(codes("Where are the hives?", ", Item eight, in Leeds"), [.degenerate])
+        XCTAssertEqual(codes("¿Cuántas colmenas tiene Ana?", "Cuántas colmenas tiene Ana"), [.degenerate])
+        XCTAssertEqual(codes("In which year did Ana start?", "1740"), [.degenerate, .unsupportedFact])
+        XCTAssertEqual(codes("Who keeps the hives?", "Ana"), [], "a one-word name from the segments answers a who-question")
+    }
+
+    func testQuantityAndTimeQuestionsNeedAFigure() {
+        func codes(_ question: String, _ answer: String) -> [VerificationIssueCode] {
+            AnswerVerifier.check(question: question, answer: answer, cited: [], shown: segments, instructions: []).issues
+                .filter { $0.repaired != true }.map(\.code)
+        }
+        XCTAssertEqual(codes("How many hives does Ana keep?", "She keeps a lot of hives on the roofs."), [.notAnswered])
+        XCTAssertEqual(codes("How many hives does Ana keep?", "She keeps twelve hives."), [])
+        XCTAssertEqual(codes("How often are mite counts tested?", "Every two weeks."), [])
+        XCTAssertEqual(codes("When did testing start?", "After a bad winter."), [])
+        XCTAssertEqual(codes("When did testing start?", "It started on the roof in Leeds."), [.notAnswered])
+        XCTAssertEqual(codes("¿Cuántas colmenas hay?", "Hay muchas colmenas en Leeds."), [.notAnswered])
+        XCTAssertEqual(codes("Why do they test?", "Because of a bad winter."), [], "other questions ask for no figure")
+    }
+
+    func testRelevantSegmentsFollowAnInterviewersQuestionToItsReply() {
+        let interview = [
+            Segment(id: 1, speaker: "Host", text: "Welcome to the show.", startOffset: 0, endOffset: 1),
+            Segment(id: 2, speaker: "Host", text: "How many rooftop hives do you keep now?", startOffset: 1, endOffset: 2),
+            Segment(id: 3, speaker: "Ana", text: "Twenty-three, on nine roofs.", startOffset: 2, endOffset: 3),
+        ]
+        XCTAssertEqual(AnswerVerifier.relevant(question: "How many rooftop hives does Ana keep?", shown: interview).first?.id, 3)
+    }
+}

@@ -21,7 +21,6 @@ public enum AnswerVerifier {
     public static func check(question: String, answer: String, cited: [Int], shown: [Segment], instructions: [String]) -> Verdict {
         var issues: [VerificationIssue] = []
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
-        if saysNotFound(text) { return Verdict(issues: [], citations: [], saysNotFound: true) }
         // A one-word answer is fine when it is a word of the segments (a name for "who…?").
         let oneWord = WordDiff.tokens(text).filter(\.isWord)
         let wordFromSegments = oneWord.count == 1 && oneWord[0].text.count >= 2 && oneWord[0].text.allSatisfy(\.isLetter)
@@ -40,6 +39,8 @@ public enum AnswerVerifier {
                   TextChecks.terms(copied.text).isDisjoint(with: TextChecks.terms(question)) {
             issues.append(VerificationIssue(.degenerate, "the answer copies segment \(copied.id), which has nothing in common with the question", path: "answer"))
         }
+        // "Not mentioned" in clean words is an answer: the document does not say.
+        if issues.isEmpty, saysNotFound(text) { return Verdict(issues: [], citations: [], saysNotFound: true) }
         if issues.isEmpty, let kind = QuestionKind.expected(question), !QuestionKind.answers(text, kind) {
             issues.append(VerificationIssue(.notAnswered, "the question asks for \(kind.rawValue) and the answer gives none", path: "answer"))
         }
