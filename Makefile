@@ -6,7 +6,7 @@ ENV = eval "$$(scripts/setup.sh)"
 RPATH = -Xlinker -rpath -Xlinker "$$PARLANCE_LLAMA_LIBDIR"
 SWIFT_BUILD = swift build -c release $(RPATH)
 
-.PHONY: all setup build demo test unit-test bench fuzz soak spec clean
+.PHONY: all setup build demo test unit-test bench eval fuzz soak spec clean
 
 all: build
 
@@ -29,6 +29,13 @@ test: build
 
 bench: build
 	@$(ENV) && .build/release/parlance-bench --daemon .build/release/parlance
+
+# Quality eval: the labeled set in eval/data through the real daemon and model, with the
+# daemon's verification off and on (one daemon each); prints a JSON summary, details in
+# eval/last-run.json. A measurement: exits 0 when targets are missed, 1 when the run failed.
+# Options pass through: make eval EVAL_ARGS="--only qa --limit 10 --columns on".
+eval: build
+	@$(ENV) && python3 eval/run.py $(EVAL_ARGS)
 
 spec: build
 	@$(ENV) && .build/release/parlance --print-spec > protocol/parlance.openrpc.json

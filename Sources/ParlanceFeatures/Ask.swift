@@ -229,8 +229,11 @@ public enum Ask {
                 citations = []
                 verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .notFound)
             } else {
-                citations = quoted
-                answer = citations.map { quote($0) }.joined(separator: " ")
+                // The answer quotes the best segment; the citations are the ones retrieval and
+                // the checks chose (the quoted segment among them).
+                let repaired = best.verdict.citations.compactMap { input.segment($0) }
+                citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
+                answer = quoted.map { quote($0) }.joined(separator: " ")
                 verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .extractive)
             }
             confidence = "low"

@@ -33,6 +33,23 @@ final class ComposeTests: XCTestCase {
             u.replaceSubrange(s..<e, with: Array(h["replacement"]!.stringValue!.utf16))
         }
         XCTAssertEqual(String(decoding: u, as: UTF16.self), text, "diff does not reproduce the variation", file: file, line: line)
+        // Checked against the selection: `passed` says exactly whether unrepaired issues remain.
+        let verification = v["verification"]
+        XCTAssertGreaterThanOrEqual(verification?["attempts"]?.intValue ?? 0, 1, "\(v)", file: file, line: line)
+        let open = (verification?["issues"]?.arrayValue ?? []).filter { $0["repaired"] != true }
+        XCTAssertEqual(verification?["passed"]?.boolValue, open.isEmpty, "\(v)", file: file, line: line)
+    }
+
+    func testVerifyFalseReportsTheChecksButMakesOneAttempt() throws {
+        let d = try Daemon()
+        _ = d.initialize()
+        let r = compose(d, ["tones": ["formal", "casual"], "verify": false, "maxAttempts": 5, "workDoneToken": "nv"])
+        let res = try XCTUnwrap(r.result, "\(r)")
+        for v in res["variations"]?.arrayValue ?? [] {
+            checkVariation(v, original: Self.selection, keyPoints: res["analysis"]?["keyPoints"]?.arrayValue ?? [])
+            XCTAssertEqual(v["verification"]?["attempts"], 1)
+        }
+        XCTAssertFalse(d.progress(token: "nv").contains { $0["restart"] == true }, "no attempt is restarted with verify: false")
     }
 
     // MARK: Tones, batching, streaming
@@ -83,7 +100,7 @@ final class ComposeTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(streamingBeforeFirstDone.count, 3, "variations should stream concurrently")
         for v in variations {
             let vid = v["id"]!.stringValue!
-            let streamed = progress.filter { $0["part"]?.stringValue == vid }.compactMap { $0["delta"]?.stringValue }.joined()
+            let streamed = streamedText(progress, part: vid)
             XCTAssertTrue(streamed.contains(v["text"]!.stringValue!) || streamed.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(String(v["text"]!.stringValue!.prefix(20))),
                           "streamed text of \(vid) does not match: \(streamed)")
             let done = progress.filter { $0["phase"] == "done" && $0["part"]?.stringValue == vid }
@@ -155,9 +172,17 @@ final class ComposeTests: XCTestCase {
         XCTAssertEqual(v["audience"], "client")
         checkVariation(v, original: Self.selection, keyPoints: res["analysis"]?["keyPoints"]?.arrayValue ?? [])
         // The conversation so far was still in the KV cache: only the new turn was evaluated.
+        // (Usage sums a variation's attempts: with one attempt each, the refinement's cached
+        // tokens cover the parent's prompt and output; in any case each attempt evaluates
+        // only its new turn.)
         let pu = try XCTUnwrap(parent["usage"]), u = try XCTUnwrap(v["usage"])
-        let before = (pu["promptTokens"]?.intValue ?? 0) + (pu["generatedTokens"]?.intValue ?? 0)
-        XCTAssertGreaterThanOrEqual(u["cachedPromptTokens"]?.intValue ?? 0, before - 1, "\(u)")
+        let attempts = v["verification"]?["attempts"]?.intValue ?? 1
+        if parent["verification"]?["attempts"]?.intValue == 1, attempts == 1 {
+            let before = (pu["promptTokens"]?.intValue ?? 0) + (pu["generatedTokens"]?.intValue ?? 0)
+            XCTAssertGreaterThanOrEqual(u["cachedPromptTokens"]?.intValue ?? 0, before - 1, "\(u)")
+        }
+        let uncached = (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
+        XCTAssertLessThanOrEqual(uncached, 80 * attempts, "only the new turn is evaluated: \(u)")
         let deltas = d.progress(token: "r1").filter { $0["delta"] != nil }
         XCTAssertFalse(deltas.isEmpty)
         XCTAssertTrue(deltas.allSatisfy { $0["part"] == v["id"] })

@@ -23,3 +23,14 @@ func assertNoModelWork(_ progress: [JSONValue], _ what: String, file: StaticStri
     let phases = progress.compactMap { $0["phase"]?.stringValue }
     XCTAssertTrue(modelWorkPhases.isDisjoint(with: phases), "\(what) ran the model: phases \(phases)", file: file, line: line)
 }
+
+/// The deltas of one part (nil: reports without a part) since its last `restart: true`
+/// (a new attempt after a result failed verification), joined: what an editor shows.
+func streamedText(_ progress: [JSONValue], part: String? = nil) -> String {
+    var out = ""
+    for v in progress where v["part"]?.stringValue == part {
+        if v["restart"] == true { out = "" }
+        out += v["delta"]?.stringValue ?? ""
+    }
+    return out
+}

@@ -215,7 +215,7 @@ def check_qa(qa, docs):
             fail(f"qa {qid}: duplicate id")
         seen.add(qid)
         keys = {"id", "doc", "question", "answerable", "gold", "evidence", "answer"}
-        if set(q) != keys:
+        if set(q) - {"extra"} != keys or q.get("extra", True) is not True:
             fail(f"qa {qid}: keys must be exactly {sorted(keys)}, got {sorted(q)}")
             continue
         if not isinstance(q["question"], str) or not q["question"].strip():
@@ -275,7 +275,7 @@ def check_compose(items):
         for k in ("id", "kind", "text", "facts", "audience"):
             if k not in c:
                 fail(f"compose {cid}: missing {k}")
-        extra = set(c) - {"id", "kind", "text", "facts", "audience", "language"}
+        extra = set(c) - {"id", "kind", "text", "facts", "audience", "language", "extra"}
         if extra:
             fail(f"compose {cid}: unexpected keys {sorted(extra)}")
         text, facts = c.get("text", ""), c.get("facts", [])

@@ -110,7 +110,8 @@ class PendingRequest:
     """A request in flight. Wait for it with :meth:`result`; cancel it with :meth:`cancel`.
 
     ``progress`` collects every ``$/progress`` value for the request's work-done token, in
-    order; ``text`` is the concatenation of their ``delta`` fields (the streamed output).
+    order; ``text`` is the concatenation of their ``delta`` fields (the streamed output)
+    since the last ``restart`` (a new attempt after a result failed verification).
     """
 
     def __init__(self, client: "ParlanceClient", id: RequestId, method: str, params: JSON,
@@ -128,8 +129,19 @@ class PendingRequest:
 
     @property
     def text(self) -> str:
-        """Every streamed ``delta`` so far, joined."""
-        return "".join(v.get("delta") or "" for v in list(self.progress))
+        """The streamed ``delta``s of the current attempt, joined (``part_text`` for one part)."""
+        return self.part_text(None)
+
+    def part_text(self, part: Optional[str]) -> str:
+        """The deltas of ``part`` (None: every part) since its last ``restart``, joined."""
+        out: List[str] = []
+        for v in list(self.progress):
+            if part is not None and v.get("part") != part:
+                continue
+            if v.get("restart") and (part is not None or v.get("part") is None):
+                out = []
+            out.append(v.get("delta") or "")
+        return "".join(out)
 
     def done(self) -> bool:
         """True once the response has arrived (or the connection closed)."""
