@@ -104,7 +104,9 @@ extension AnalysisJob {
             usage = usage + out.usage
             if first == nil { first = clock.now - start }
             let content = out.json?.objectValue ?? JSONObject()
-            if let m = merged { (merged, issues) = check.topUp(m, issues: issues, from: content) } else { (merged, issues) = check.apply(content) }
+            if let m = merged { (merged, issues) = check.topUp(m, issues: issues, from: content) } else {
+                (merged, issues) = check.apply(content, repair: attempts.verify)
+            }
             let blocking = issues.filter { $0.repaired != true }
             guard !blocking.isEmpty, attempts.verify, attempt < attempts.maxAttempts,
                   clock.now - start < attempts.budget(firstAttempt: first!) else { break }

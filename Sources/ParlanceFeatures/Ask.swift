@@ -210,9 +210,22 @@ public enum Ask {
         let out = best.out
         let d = out.json ?? [:]
         var verification = firstVerification
+        if !attempts.verify {
+            // verify: false: what the checks found, none of it acted on.
+            let open = verification.issues.map { i -> VerificationIssue in
+                var r = i
+                r.repaired = nil
+                r.message = r.message.replacingOccurrences(of: ": removed", with: "").replacingOccurrences(of: ": added", with: "")
+                return r
+            }
+            verification = Verification(passed: open.isEmpty, attempts: verification.attempts, issues: open)
+        }
         var answer = d["answer"]?.stringValue ?? ""
         var found = !best.verdict.saysNotFound
-        var citations = best.verdict.citations.compactMap { input.segment($0) }
+        // verify: false: the model's own citations (of segments it was shown), as before the checks.
+        var citations = attempts.verify ? best.verdict.citations.compactMap { input.segment($0) }
+            : (d["citations"]?.arrayValue ?? []).compactMap { $0.intValue }.filter(convo.shown.contains).compactMap { input.segment($0) }
+        citations = citations.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
         var confidence = d["confidence"]?.stringValue ?? "low"
         if !verification.passed, attempts.verify {
             // No usable answer within the attempts: say the document does not answer when the

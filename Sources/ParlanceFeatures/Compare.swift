@@ -83,10 +83,12 @@ public enum Compare {
         usage = usage + out.usage
         let draft = out.json ?? [:]
         var content = JSONObject()
-        let (themes, issues) = ListVerifier.repair(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+        let (themes, found) = ListVerifier.repair(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                                                    field: .init("commonThemes", .phrase, minItems: 1),
                                                    labels: ["commonThemes", "evolution", "uniqueInsights", "recommendedOrder", "narrative"] + titles, names: [])
-        content["commonThemes"] = .array(themes.map { .string($0) })
+        let given = draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let issues = attempts.verify ? found : found.map { i -> VerificationIssue in var r = i; r.repaired = nil; return r }
+        content["commonThemes"] = .array((attempts.verify ? themes : given).map { .string($0) })
         let passed = !issues.contains { $0.repaired != true }
         content["verification"] = try JSONValue(encoding: Verification(passed: passed, attempts: 1, issues: issues,
                                                                         fallback: passed && !issues.isEmpty ? .repaired : nil))

@@ -71,7 +71,7 @@ public enum Highlights {
             drafts = notes.map { n in ["keyMoments": n["moments"] ?? [], "quotes": n["quote"] ?? [], "actionItems": n["actionItems"] ?? []] }
             usage = u
         }
-        let (content, verification) = verify(merge(drafts, input: input), names: job.names)
+        let (content, verification) = verify(merge(drafts, input: input), names: job.names, repair: job.attempts.verify)
         return try await job.finish(content, chunks: chunks, usage: usage, verification: verification)
     }
 
@@ -108,7 +108,8 @@ public enum Highlights {
     /// Action items that are names or labels and moments whose titles repeat an earlier
     /// one are dropped (moments and quotes are grounded by construction: the grammar
     /// admits only ids of real segments).
-    static func verify(_ merged: JSONObject, names: Set<String>) -> (JSONObject, Verification) {
+    static func verify(_ merged: JSONObject, names: Set<String>, repair: Bool) -> (JSONObject, Verification) {
+        let original = merged
         var o = merged
         let (actions, issues) = ListVerifier.repair(o["actionItems"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                                                     field: .init("actionItems", .sentence, minItems: 0),
@@ -127,6 +128,11 @@ public enum Highlights {
             moments.append(m)
         }
         o["keyMoments"] = .array(moments)
+        guard repair else {
+            // verify: false: reported, not acted on.
+            let open = all.map { i -> VerificationIssue in var r = i; r.repaired = nil; return r }
+            return (original, Verification(passed: open.isEmpty, attempts: 1, issues: open))
+        }
         return (o, Verification(passed: true, attempts: 1, issues: all, fallback: all.isEmpty ? nil : .repaired))
     }
 

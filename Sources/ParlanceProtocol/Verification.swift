@@ -47,7 +47,8 @@ public struct VerificationIssue: Codable, Sendable, Hashable, Schematic {
 }
 
 /// Every check's code. Rewrites: refusal, instructionEcho, unchanged, factMissing,
-/// wrongLanguage, length, toneMismatch. Answers: degenerate, unsupportedCitation, unsupportedFact,
+/// unsupportedFact (a number or name the selection does not have), wrongLanguage, length,
+/// toneMismatch. Answers: degenerate, unsupportedCitation, unsupportedFact,
 /// notAnswered. Lists: duplicateItem, labelItem, nameOnlyItem, audienceIsName, emptyList.
 public enum VerificationIssueCode: String, Codable, Sendable, CaseIterable, SchemaEnum {
     case refusal, instructionEcho, unchanged, factMissing, wrongLanguage, length, toneMismatch

@@ -84,7 +84,7 @@ final class VerifierTests: XCTestCase {
         XCTAssertEqual(codes("Rewrite the text with a diplomatic tone."), [.instructionEcho, .factMissing])
         XCTAssertTrue(codes("I'm sorry for the misunderstanding, but as a language AI, I don't have the capability to rewrite text.").contains(.refusal))
         XCTAssertEqual(codes(original), [.unchanged])
-        XCTAssertEqual(codes("Regrettably we must decline your proposal, since the budget of $45,000 was cut. Marta will call you on Monday."), [.factMissing])
+        XCTAssertEqual(codes("Regrettably we must decline your proposal, since the budget of $45,000 was cut. Marta will call you on Monday."), [.factMissing, .unsupportedFact], "$45,000 is both a changed and an invented figure")
         XCTAssertEqual(codes("Lamentablemente debemos rechazar su propuesta porque el presupuesto de $40,000 fue recortado. Marta le llamará el Monday."),
                        [.wrongLanguage])
         XCTAssertEqual(codes("\"]["), [.degenerate])
@@ -305,5 +305,28 @@ extension VerifierTests {
             Segment(id: 3, speaker: "Ana", text: "Twenty-three, on nine roofs.", startOffset: 2, endOffset: 3),
         ]
         XCTAssertEqual(AnswerVerifier.relevant(question: "How many rooftop hives does Ana keep?", shown: interview).first?.id, 3)
+    }
+}
+
+extension VerifierTests {
+    func testRewritesMustNotInventNumbersOrNames() {
+        let original = "I'm delighted to offer you the role at Elmwood Clinic, starting on 2 September."
+        func codes(_ rewrite: String) -> [VerificationIssueCode] {
+            RewriteVerifier.check(.init(original: original, rewrite: rewrite, instructions: ["Tone: empathetic."], language: "en")).map(\.code)
+        }
+        XCTAssertEqual(codes("Dear Mark, I am delighted to offer you the role at Elmwood Clinic, starting on 2 September."), [.unsupportedFact])
+        XCTAssertEqual(codes("I'm delighted to offer you the role at Elmwood Clinic from 2 September. It has exactly 3 sentences."), [.unsupportedFact])
+        XCTAssertEqual(codes("We are delighted to offer you the role at Elmwood Clinic, starting on 2 September."), [])
+    }
+}
+
+extension VerifierTests {
+    func testListItemsLoseEnumeratorsAndTranscriptLinesAndPlaceholdersGo() {
+        let (kept, issues) = ListVerifier.repair(
+            ["1. Vets see about 350 appointments a week.", "2) A new X-ray machine cost £48,000.",
+             "Sam: Thanks for making time, Fiona.", "A guide to smartphones, by [Your Name]"],
+            field: .init("keyTakeaways", .sentence, minItems: 1), labels: [], names: ["sam", "fiona"])
+        XCTAssertEqual(kept, ["Vets see about 350 appointments a week.", "A new X-ray machine cost £48,000."])
+        XCTAssertEqual(issues.map(\.code), [.labelItem, .labelItem])
     }
 }

@@ -13,14 +13,19 @@ struct ListCheck: Sendable {
     /// Names in the source (speakers, capitalised names and phrases).
     var names: Set<String>
 
-    func apply(_ content: JSONObject) -> (JSONObject, [VerificationIssue]) {
+    /// `repair: false` (verify: false) reports what the checks find and changes nothing.
+    func apply(_ content: JSONObject, repair: Bool = true) -> (JSONObject, [VerificationIssue]) {
         var o = content
         var issues: [VerificationIssue] = []
         for f in fields {
             guard let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
             let (kept, found) = ListVerifier.repair(items, field: f, labels: labels, names: names)
-            o[f.key] = .array(kept.map { .string($0) })
-            issues += found
+            if repair {
+                o[f.key] = .array(kept.map { .string($0) })
+                issues += found
+            } else {
+                issues += found.map { var i = $0; i.repaired = nil; i.message = i.message.replacingOccurrences(of: ": removed", with: ""); return i }
+            }
         }
         issues += scalarIssues(o)
         return (o, issues)
@@ -32,6 +37,8 @@ struct ListCheck: Sendable {
         for key in proseKeys {
             if let s = o[key]?.stringValue, !TextChecks.isLanguage(s) {
                 issues.append(VerificationIssue(.degenerate, "\(key) is not language: \"\(RewriteVerifier.clip(s))\"", path: key))
+            } else if let s = o[key]?.stringValue, ListVerifier.speakerLine(s, names: names) || TextChecks.placeholder(in: s, source: "") != nil {
+                issues.append(VerificationIssue(.degenerate, "\(key) copies a transcript line or holds a placeholder: \"\(RewriteVerifier.clip(s))\"", path: key))
             }
         }
         return issues

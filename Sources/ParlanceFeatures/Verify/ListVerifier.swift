@@ -26,6 +26,7 @@ public enum ListVerifier {
     public static func problem(_ item: String, kind: Kind, before kept: [String], labels: [String], names: Set<String>) -> VerificationIssueCode? {
         let n = TextChecks.normalized(item)
         guard !n.isEmpty, n.contains(where: \.isLetter) else { return .labelItem }
+        if TextChecks.placeholder(in: item, source: "") != nil || speakerLine(item, names: names) { return .labelItem }
         for k in kept {
             let m = TextChecks.normalized(k)
             if m == n || TextChecks.jaccard(k, item) >= duplicateOverlap { return .duplicateItem }
@@ -41,6 +42,20 @@ public enum ListVerifier {
             if raw.count <= 4, raw.allSatisfy({ $0.text.first?.isUppercase ?? false }) { return .nameOnlyItem }
         }
         return nil
+    }
+
+    /// An item without the enumerator a model writes before it ("1. ", "2) ", "- ", "• ").
+    public static func unnumbered(_ item: String) -> String {
+        var t = item.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let r = t.range(of: #"^(\d{1,2}[.)]|[-•*])\s+"#, options: .regularExpression) { t.removeSubrange(r) }
+        return t
+    }
+
+    /// A line copied from the transcript, speaker label and all ("Sam: Thanks for making time").
+    public static func speakerLine(_ text: String, names: Set<String>) -> Bool {
+        guard let colon = text.firstIndex(of: ":") else { return false }
+        let label = TextChecks.normalized(String(text[..<colon]))
+        return !label.isEmpty && label.split(separator: " ").count <= 3 && names.contains(label)
     }
 
     /// A prompt label: a field name (split camelCase), "transcript", "speaker", "summary",
@@ -69,6 +84,7 @@ public enum ListVerifier {
     public static func repair(_ items: [String], field: Field, labels: [String], names: Set<String>) -> (items: [String], issues: [VerificationIssue]) {
         var kept: [String] = []
         var dropped: [(item: String, code: VerificationIssueCode, index: Int)] = []
+        let items = items.map(unnumbered)
         for (i, raw) in items.enumerated() {
             let item = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if let code = problem(item, kind: field.kind, before: kept, labels: labels, names: names) {

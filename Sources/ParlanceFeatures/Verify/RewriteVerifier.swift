@@ -59,6 +59,13 @@ public enum RewriteVerifier {
         if !missing.isEmpty {
             issues.append(VerificationIssue(.factMissing, "facts of the selection missing or changed: " + missing.map(\.text).joined(separator: ", ")))
         }
+        // "Add nothing": numbers and names the selection does not have are invented ("Dear
+        // Mark", "exactly 3 sentences"). The prompt's own words are left to the echo check.
+        let invented = Facts.unsupported(in: text, by: [x.original] + (x.previous.map { [$0] } ?? []))
+            .filter { f in !borrowed.contains(f) && !(f.kind == .name && x.instructions.contains { $0.contains(f.text) }) }
+        if !invented.isEmpty {
+            issues.append(VerificationIssue(.unsupportedFact, "not in the selection: " + invented.map(\.text).joined(separator: ", ")))
+        }
         let originalWords = TextChecks.wordCount(x.original)
         let words = TextChecks.wordCount(text)
         if originalWords >= 8 {
