@@ -48,7 +48,9 @@ final class AskTests: XCTestCase {
         XCTAssertEqual(first["found"], true)
         XCTAssertEqual(first["turn"], 1)
         XCTAssertEqual(first["retrieval"]?["method"], "bm25")
-        XCTAssertEqual(first["retrieval"]?["wholeDocument"], true)
+        // The sample is longer than the retrieval budget (1200 tokens): its best segments are shown.
+        XCTAssertEqual(first["retrieval"]?["wholeDocument"], false)
+        XCTAssertFalse(first["retrieval"]?["segmentsUsed"]?.arrayValue?.isEmpty ?? true)
         XCTAssertGreaterThan(first["retrieval"]?["termCoverage"]?.doubleValue ?? 0, 0.49)
         XCTAssertTrue(["low", "medium", "high"].contains(first["confidence"]?.stringValue ?? ""))
         XCTAssertNotNil(first["relatedTopics"]?.arrayValue)
@@ -74,9 +76,18 @@ final class AskTests: XCTestCase {
         XCTAssertEqual(second["turn"], 2)
         XCTAssertEqual(second["sessionId"]?.stringValue, sessionId)
         assertCitationsGrounded(second)
+        // (Usage sums a turn's attempts: when the first turn took one, the follow-up's cached
+        // tokens cover all of its prompt; in any case each attempt evaluates only the new turn:
+        // at most the 500-token follow-up excerpt and the question.)
         let firstPrompt = first["usage"]?["promptTokens"]?.intValue ?? 0
         let cachedPrompt = second["usage"]?["cachedPromptTokens"]?.intValue ?? 0
-        XCTAssertGreaterThanOrEqual(cachedPrompt, firstPrompt, "the follow-up should reuse the first turn's KV state")
+        if first["verification"]?["attempts"] == 1 {
+            XCTAssertGreaterThanOrEqual(cachedPrompt, firstPrompt, "the follow-up should reuse the first turn's KV state")
+        }
+        let secondAttempts = second["verification"]?["attempts"]?.intValue ?? 1
+        let uncached = (second["usage"]?["promptTokens"]?.intValue ?? 0) - cachedPrompt
+        XCTAssertGreaterThan(cachedPrompt, 0, "the follow-up should reuse the first turn's KV state")
+        XCTAssertLessThanOrEqual(uncached, 700 * secondAttempts, "only the new turn is evaluated: \(second["usage"] ?? .null)")
         // The session holds both turns.
         let transcript = try XCTUnwrap(d.call("session/transcript", ["sessionId": .string(sessionId)]).result)
         XCTAssertEqual(transcript["turns"]?.arrayValue?.count, 4)
