@@ -155,7 +155,10 @@ final class ComposeTests: XCTestCase {
         let b = second["variations"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
         XCTAssertEqual(a.count, 2)
         XCTAssertNotEqual(a, b, "a new seed should give other rewrites")
-        XCTAssertEqual(second["variations"]?.arrayValue?[0]["seed"], 2)
+        // The seed of the attempt kept: the request's for a first attempt, then 7919 further per attempt.
+        let v0 = second["variations"]?.arrayValue?[0]
+        let attempts = v0?["verification"]?["attempts"]?.intValue ?? 1
+        XCTAssertEqual(v0?["seed"]?.intValue, 2 + 7919 * (attempts - 1))
     }
 
     // MARK: Refine
