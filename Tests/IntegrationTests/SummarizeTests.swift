@@ -26,9 +26,15 @@ final class SummarizeTests: XCTestCase {
         let progress = d.progress(token: "sum-1")
         XCTAssertEqual(progress.first?["kind"], "begin")
         XCTAssertEqual(progress.last?["kind"], "end")
-        let streamed = progress.compactMap { $0["delta"]?.stringValue }.joined()
-        let parsed = try JSONParser.parse(streamed)
-        XCTAssertEqual(parsed["summary"]?.stringValue, summary)
+        // (Since the last restart: a result that failed verification is generated again,
+        // and a list it lacked topped up from the new attempt, so with several attempts the
+        // result merges them; the last attempt's stream is still whole JSON.)
+        let parsed = try JSONParser.parse(streamedText(progress))
+        if s["verification"]?["attempts"] == 1 {
+            XCTAssertEqual(parsed["summary"]?.stringValue, summary)
+        } else {
+            XCTAssertNotNil(parsed["summary"]?.stringValue)
+        }
         XCTAssertTrue(progress.contains { $0["phase"] == "prompt" })
     }
 
