@@ -205,7 +205,7 @@ public enum Ask {
             let d = out.json ?? [:]
             let verdict = AnswerVerifier.check(question: question, answer: d["answer"]?.stringValue ?? "",
                                                cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], shown: shown, instructions: instructions)
-            return (out: out, user: user, verdict: verdict)
+            return (out: out, user: user, verdict: verdict, attempt: attempt)
         }, check: { $0.verdict.issues })
         let out = best.out
         let d = out.json ?? [:]
@@ -252,6 +252,11 @@ public enum Ask {
             confidence = "low"
             ctx.progress(.init(kind: .report, message: "no model answer passed verification: \(verification.fallback!.rawValue) answer", phase: .verifying,
                                delta: answer, attempt: verification.attempts, restart: true))
+        }
+        if found, verification.fallback == nil, best.attempt != verification.attempts {
+            // An earlier attempt was better than the last one streamed: stream its answer again.
+            ctx.progress(.init(kind: .report, message: "attempt \(best.attempt) kept", phase: .verifying, delta: answer,
+                               attempt: best.attempt, restart: true))
         }
         if !found {
             citations = []

@@ -227,7 +227,7 @@ public enum Compose {
             if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, 0.2) }
             let out = try await Generation.run(engine, prompt: prompt(attempt), options: o, progress: ctx.progress, part: id)
             usage = usage + out.usage
-            return (out: out, seed: o.seed)
+            return (out: out, seed: o.seed, attempt: attempt)
         }, check: { attempt in
             RewriteVerifier.check(.init(original: original, rewrite: ComposePrompt.clean(attempt.out.text), instructions: instructions,
                                         language: language, lengthBounds: lengthBounds, previous: previous,
@@ -237,6 +237,11 @@ public enum Compose {
         })
         var v = finish(id: id, tone: tone, audience: audience, raw: best.out, original: original, keyPoints: keyPoints, seed: best.seed,
                        verification: verification)
+        if best.attempt != verification.attempts {
+            // An earlier attempt was better than the last one streamed: stream it again.
+            ctx.progress(.init(kind: .report, message: "attempt \(best.attempt) kept", phase: .verifying, delta: v.text, part: id,
+                               attempt: best.attempt, restart: true))
+        }
         v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
                         firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs)
         return (v, best.out.prompt + best.out.tokens)
