@@ -100,7 +100,7 @@ extension AnalysisJob {
             attempt += 1
             let t = attempt == 1 ? task : task + " " + AnalysisJob.stricter
             // A later attempt reports at the top of the range: percentages never go back.
-            let r = attempt == 1 ? range : range.map { max($0.lowerBound, $0.upperBound - 1)...$0.upperBound }
+            let r = attempt == 1 ? range : range.map { $0.upperBound...$0.upperBound }
             let out = try await generate(body: body, condensed: condensed, task: t, schema: schema, maxTokens: maxTokens, range: r,
                                          expectedChars: expectedChars, attempt: attempt)
             usage = usage + out.usage

@@ -200,7 +200,7 @@ public enum Ask {
                 : s.turns.isEmpty ? engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
                 : Sessions.tokens(for: s, adding: user, engine: engine)
             let out = try await Generation.run(engine, prompt: tokens, schema: schema(ids: ids, maxTokens: options.maxTokens), options: o,
-                                               cachePriority: .session, progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 98...99, expectedChars: 500)))
+                                               cachePriority: .session, progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 99...99, expectedChars: 500)))
             usage = usage + out.usage
             let d = out.json ?? [:]
             let verdict = AnswerVerifier.check(question: question, answer: d["answer"]?.stringValue ?? "",
