@@ -7,6 +7,7 @@
 //   ParlanceSchema → ParlanceProtocol          every method's params/result types
 //   ParlanceHash → ParlanceDocuments                        transcripts: parse, chunk, language, retrieval
 //   ParlanceFeatures                           one file per method family
+//   ParlanceLSP                                the standard LSP surface: editor buffers, rewrite code actions
 //   ParlanceServer                             lifecycle, the one registration list, dispatch
 //   ParlanceClient                             drives a daemon over pipes (tests, bench)
 //   parlance, parlance-bench                   executables
@@ -45,8 +46,12 @@ let package = Package(
             dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "JSONRPC"],
             swiftSettings: swiftSettings),
         .target(
+            name: "ParlanceLSP",
+            dependencies: ["JSONRPC", "ParlanceJSON", "ParlanceProtocol", "ParlanceSchema", "ParlanceFeatures", "ParlanceDocuments"],
+            swiftSettings: swiftSettings),
+        .target(
             name: "ParlanceServer",
-            dependencies: ["JSONRPC", "ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceFeatures", "ParlanceDocuments"],
+            dependencies: ["JSONRPC", "ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceFeatures", "ParlanceDocuments", "ParlanceLSP"],
             swiftSettings: swiftSettings),
 
         // MARK: Client (tests, benchmark, and anyone driving the daemon from Swift)
@@ -62,7 +67,7 @@ let package = Package(
         .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

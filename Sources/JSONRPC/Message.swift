@@ -56,7 +56,8 @@ public enum Message: Sendable, Equatable {
         guard version == .string("2.0") else { return fail("'jsonrpc' must be \"2.0\"") }
         if let method = o["method"] {
             guard case .string(let name) = method else { return fail("'method' must be a string, got \(method.typeName)") }
-            let params = o["params"]
+            // `"params": null` is read as no params: LSP clients (eglot's `shutdown`) send it.
+            let params = o["params"] == .null ? nil : o["params"]
             if let params {
                 switch params {
                 case .object, .array: break

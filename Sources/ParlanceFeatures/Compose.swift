@@ -38,10 +38,8 @@ public enum Compose {
         let audience = p.audience ?? analysis.detectedAudience
         let engine = try await ctx.engine()
         let languageName = Languages.name(language.language)
-        let prompts = tones.map { tone in
-            engine.prompt.tokens(for: ComposePrompt.messages(text: selection, tone: tone, audience: audience,
-                                                             instructions: p.instructions, languageName: languageName))
-        }
+        let prompts = self.prompts(selection: selection, tones: tones, audience: audience, instructions: p.instructions,
+                                   languageName: languageName, engine: engine)
         let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
         let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
@@ -158,7 +156,35 @@ public enum Compose {
         return .init(id: entry.id, variation: v, stored: stored, provenance: options.provenance(engine))
     }
 
+    /// Evaluates the part of a rewrite's prompt that every tone shares (instructions,
+    /// worked examples, the selection), so that when a tone is chosen only its short tail
+    /// is left: an editor calls this when the user opens the code-action menu. Cancelling
+    /// the task stops it; what was evaluated stays cached for the rewrite.
+    public static func prewarm(_ p: ComposeVariations.Params, _ ctx: RequestContext) async throws -> Usage {
+        let selection = p.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !selection.isEmpty else { return .zero }
+        let language = try resolveLanguage(p.language, selection)
+        let audience = p.audience ?? ComposeAnalyzer.analyze(p.text).detectedAudience
+        let engine = try await ctx.engine()
+        let prompts = self.prompts(selection: selection, tones: [.formal, .casual], audience: audience, instructions: p.instructions,
+                                   languageName: Languages.name(language.language), engine: engine)
+        let shared = commonPrefix(prompts)
+        guard shared > 0 else { return .zero }
+        let out = try await Generation.run(engine, prompt: Array(prompts[0][..<shared]), options: ResolvedOptions(nil, defaultMaxTokens: 0),
+                                           progress: .none, part: "prefix")
+        return out.usage
+    }
+
     // MARK: Steps
+
+    /// Each tone's prompt tokens; they differ only in their tail.
+    static func prompts(selection: String, tones: [Tone], audience: Audience, instructions: String?, languageName: String,
+                        engine: Engine) -> [[Token]] {
+        tones.map { tone in
+            engine.prompt.tokens(for: ComposePrompt.messages(text: selection, tone: tone, audience: audience,
+                                                             instructions: instructions, languageName: languageName))
+        }
+    }
 
     /// The tone of each variation: the given tones cycled to `count`, or the first
     /// `count` of the default order.

@@ -15,27 +15,114 @@ public struct OpenDocument: Sendable {
     public var tokenCount: Int?
 }
 
-/// Per-document transcript cache, bounded in bytes.
+/// An editor's buffer (LSP `didOpen`): edited in place keystroke by keystroke, parsed into
+/// an `OpenDocument` only when a feature reads it.
+public struct EditorBuffer: Sendable {
+    public var uri: String
+    public var languageId: String
+    public var version: Int
+    public var buffer: TextBuffer
+    /// The parsed form of this version, made on first read.
+    var parsed: OpenDocument?
+}
+
+/// Per-document transcript cache, bounded in bytes: documents opened by `document/open`
+/// and editor buffers, one namespace of uris (an editor buffer hides a document opened
+/// under the same uri while it is open).
 public actor DocumentStore {
     private var docs: [String: OpenDocument] = [:]
+    private var editors: [String: EditorBuffer] = [:]
     public let maxBytes: Int
     public init(maxBytes: Int = 256 << 20) { self.maxBytes = maxBytes }
 
-    public func get(_ uri: String) -> OpenDocument? { docs[uri] }
-    public var all: [OpenDocument] { docs.values.sorted { $0.uri < $1.uri } }
-    public var byteCount: Int { docs.values.reduce(0) { $0 + $1.text.utf8.count } }
+    public func get(_ uri: String) -> OpenDocument? {
+        guard let e = editors[uri] else { return docs[uri] }
+        if let p = e.parsed { return p }
+        let parsed = Self.parse(e)
+        editors[uri]?.parsed = parsed
+        return parsed
+    }
 
-    public func put(_ d: OpenDocument) throws {
-        let others = docs.values.filter { $0.uri != d.uri }.reduce(0) { $0 + $1.text.utf8.count }
-        if others + d.text.utf8.count > maxBytes {
+    public var all: [OpenDocument] {
+        let uris = Set(docs.keys).union(editors.keys).sorted()
+        return uris.compactMap { get($0) }
+    }
+
+    public var byteCount: Int { bytes(except: nil) }
+
+    private func bytes(except uri: String?) -> Int {
+        docs.values.reduce(0) { $0 + ($1.uri == uri || editors[$1.uri] != nil ? 0 : $1.text.utf8.count) }
+            + editors.values.reduce(0) { $0 + ($1.uri == uri ? 0 : $1.buffer.byteCount) }
+    }
+
+    private func checkLimit(adding count: Int, for uri: String) throws {
+        if bytes(except: uri) + count > maxBytes {
             throw ResponseError.invalidParams(
                 "open documents would exceed the document cache limit of \(maxBytes) bytes; close some first",
                 data: ["path": "text", "keyword": "maxLength", "limitBytes": .int(maxBytes)])
         }
+    }
+
+    public func put(_ d: OpenDocument) throws {
+        try checkLimit(adding: d.text.utf8.count, for: d.uri)
         docs[d.uri] = d
     }
 
-    @discardableResult public func remove(_ uri: String) -> Bool { docs.removeValue(forKey: uri) != nil }
+    @discardableResult public func remove(_ uri: String) -> Bool {
+        let a = docs.removeValue(forKey: uri) != nil
+        let b = editors.removeValue(forKey: uri) != nil
+        return a || b
+    }
+
+    // MARK: Editor buffers
+
+    public func openEditor(uri: String, languageId: String, version: Int, text: String) throws {
+        try checkLimit(adding: text.utf8.count, for: uri)
+        editors[uri] = EditorBuffer(uri: uri, languageId: languageId, version: version, buffer: TextBuffer(text), parsed: nil)
+    }
+
+    /// Edits a buffer in place (no copy of its text) and moves it to `version`. False when
+    /// no such buffer is open.
+    public func editEditor(uri: String, version: Int, _ body: (inout TextBuffer) -> Void) -> Bool {
+        guard editors[uri] != nil else { return false }
+        editors[uri]!.parsed = nil
+        editors[uri]!.version = version
+        body(&editors[uri]!.buffer)
+        return true
+    }
+
+    @discardableResult public func closeEditor(_ uri: String) -> Bool { editors.removeValue(forKey: uri) != nil }
+
+    /// Reads an editor buffer where it is (nil when none is open under `uri`).
+    public func withEditor<T: Sendable>(_ uri: String, _ body: (EditorBuffer) -> T) -> T? {
+        guard let e = editors[uri] else { return nil }
+        return body(e)
+    }
+
+    /// SRT or WebVTT by language id or extension, plain text otherwise.
+    static func parse(_ e: EditorBuffer) -> OpenDocument? {
+        let text = e.buffer.text
+        let lower = e.uri.lowercased()
+        let format: TranscriptFormat
+        switch e.languageId.lowercased() {
+        case "srt", "subrip": format = .srt
+        case "vtt", "webvtt": format = .vtt
+        default: format = lower.hasSuffix(".srt") ? .srt : lower.hasSuffix(".vtt") ? .vtt : .text
+        }
+        // A buffer that is not (yet) a valid transcript is read as plain text; an empty one
+        // is no document (features answer notFound until it has text).
+        let transcript: ParsedTranscript
+        if let t = try? AnalysisInput.parse(text, format: format) {
+            transcript = t
+        } else if format != .text, let t = try? AnalysisInput.parse(text, format: .text) {
+            transcript = t
+        } else {
+            return nil
+        }
+        let language = LanguageDetector.detect(String(transcript.plainText.prefix(4000))).code
+        return OpenDocument(uri: e.uri, version: e.version, text: text, transcript: transcript, contentHash: SHA256.hex(text),
+                            language: language, tokenCount: nil)
+    }
 }
 
 enum SHA256Hex {

@@ -1,4 +1,5 @@
 import JSONRPC
+import ParlanceJSON
 import ParlanceEngine
 import ParlanceProtocol
 import Synchronization
@@ -11,9 +12,13 @@ public final class Services: Sendable {
     public let analysisCache: AnalysisCache
     public let sessions = SessionStore()
     public let composeHistory: ComposeHistory
+    /// Requests and notifications to the client (LSP's `workspace/applyEdit`, progress).
+    public let client: Outgoing
 
-    public init(models: ModelHost, options: ServiceOptions, warn: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(models: ModelHost, options: ServiceOptions, client: Outgoing = Outgoing(send: { _ in }),
+                warn: @escaping @Sendable (String) -> Void = { _ in }) {
         self.models = models
+        self.client = client
         self.options = options
         documents = DocumentStore(maxBytes: options.documentCacheBytes)
         analysisCache = AnalysisCache(directory: options.cacheDirectory.isEmpty ? nil : options.cacheDirectory + "/analysis",

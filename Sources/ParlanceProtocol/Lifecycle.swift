@@ -10,19 +10,46 @@ public enum Initialize: RPCMethod {
         public var processId: Int?
         public var clientInfo: ClientInfo?
         public var capabilities: ClientCapabilities?
+        /// LSP: the editor's settings for Parlance (`EditorSettings`); ignored when not an object.
+        public var initializationOptions: JSONValue?
         public static let schemaHints: [String: SchemaHint] = [
             "processId": SchemaHint(description: "The client's process id (informational; the server exits when its stdin closes)."),
+            "initializationOptions": SchemaHint(description: "EditorSettings for the LSP surface: tones, audience, language, maxTokens."),
         ]
     }
     public struct ClientInfo: Codable, Sendable, Schematic {
         public var name: String
         public var version: String?
     }
+    /// The client capabilities Parlance reads (LSP clients send many more; they are ignored).
     public struct ClientCapabilities: Codable, Sendable, Schematic {
         public var window: WindowCapabilities?
+        public var general: GeneralCapabilities?
+        public var workspace: WorkspaceCapabilities?
+        public var textDocument: TextDocumentCapabilities?
     }
     public struct WindowCapabilities: Codable, Sendable, Schematic {
         public var workDoneProgress: Bool?
+    }
+    public struct GeneralCapabilities: Codable, Sendable, Schematic {
+        /// LSP 3.17: the position encodings the client can use, preferred first.
+        public var positionEncodings: [String]?
+    }
+    public struct WorkspaceCapabilities: Codable, Sendable, Schematic {
+        public var applyEdit: Bool?
+        public var workspaceEdit: WorkspaceEditCapabilities?
+    }
+    public struct WorkspaceEditCapabilities: Codable, Sendable, Schematic {
+        public var documentChanges: Bool?
+    }
+    public struct TextDocumentCapabilities: Codable, Sendable, Schematic {
+        public var codeAction: CodeActionCapabilities?
+    }
+    public struct CodeActionCapabilities: Codable, Sendable, Schematic {
+        public var resolveSupport: ResolveSupport?
+    }
+    public struct ResolveSupport: Codable, Sendable, Schematic {
+        public var properties: [String]
     }
     public struct Result: Codable, Sendable, Schematic {
         public var serverInfo: ServerInfo
@@ -53,6 +80,11 @@ public enum Initialize: RPCMethod {
         public var languages: [String]
         public var tones: [String]
         public var audiences: [String]
+        // The standard LSP capabilities (see `LanguageServer.capabilities`).
+        public var positionEncoding: String?
+        public var textDocumentSync: TextDocumentSyncOptions?
+        public var codeActionProvider: CodeActionOptions?
+        public var executeCommandProvider: ExecuteCommandOptions?
         public init(methods: [String], notifications: [String], workDoneProgress: Bool, framings: [String],
                     maxMessageBytes: Int, languages: [String], tones: [String], audiences: [String]) {
             self.methods = methods
@@ -69,6 +101,30 @@ public enum Initialize: RPCMethod {
             "languages": SchemaHint(description: "Supported output languages (BCP-47); others fall back, reported in results."),
         ]
     }
+}
+
+public struct TextDocumentSyncOptions: Codable, Sendable, Schematic {
+    public var openClose: Bool
+    /// 2: incremental.
+    public var change: Int
+    public init(openClose: Bool, change: Int) {
+        self.openClose = openClose
+        self.change = change
+    }
+}
+
+public struct CodeActionOptions: Codable, Sendable, Schematic {
+    public var codeActionKinds: [String]
+    public var resolveProvider: Bool
+    public init(codeActionKinds: [String], resolveProvider: Bool) {
+        self.codeActionKinds = codeActionKinds
+        self.resolveProvider = resolveProvider
+    }
+}
+
+public struct ExecuteCommandOptions: Codable, Sendable, Schematic {
+    public var commands: [String]
+    public init(commands: [String]) { self.commands = commands }
 }
 
 public enum Initialized: RPCNotification {

@@ -1,26 +1,31 @@
 import ParlanceDocuments
 import ParlanceFeatures
+import ParlanceLSP
 import ParlanceProtocol
 
 /// The one registration list. Capabilities, `rpc.discover` and the published spec are
 /// derived from it; a method's name string appears only in its protocol type.
 enum Registry {
-    static func router(_ lifecycle: Lifecycle) -> Router {
+    static func router(_ lifecycle: Lifecycle, _ lsp: LanguageServer) -> Router {
         var r = Router()
         // Lifecycle
         r.on(Initialize.self, ordered: true) { params, ctx in
+            let (encoding, problem) = lsp.configure(params)
+            var capabilities = Initialize.ServerCapabilities(
+                methods: lifecycle.methodNames, notifications: lifecycle.notificationNames, workDoneProgress: true,
+                framings: ["lsp", "ndjson"], maxMessageBytes: lifecycle.maxMessageBytes,
+                languages: LanguageSupport.supported, tones: Tone.allCases.map(\.rawValue), audiences: Audience.allCases.map(\.rawValue))
+            LanguageServer.capabilities(&capabilities, encoding: encoding)
+            if let problem { LanguageServer.warn(ctx, problem) }
             let result = Initialize.Result(
                 serverInfo: .init(name: "parlance", version: Server.version, protocolVersion: Server.protocolVersion),
-                capabilities: .init(
-                    methods: lifecycle.methodNames, notifications: lifecycle.notificationNames, workDoneProgress: true,
-                    framings: ["lsp", "ndjson"], maxMessageBytes: lifecycle.maxMessageBytes,
-                    languages: LanguageSupport.supported, tones: Tone.allCases.map(\.rawValue), audiences: Audience.allCases.map(\.rawValue)),
-                model: await Models.status(ctx.services, wait: true))
+                capabilities: capabilities, model: await Models.status(ctx.services, wait: true))
             lifecycle.markInitialized()
             return result
         }
         r.on(Shutdown.self, ordered: true) { _, ctx in
             lifecycle.beginShutdown(except: ctx.id)
+            lsp.cancelAll()
             return Empty()
         }
         r.on(Discover.self) { _, _ in Spec.openRPC(lifecycle.router.withLock { $0! }) }
@@ -65,6 +70,19 @@ enum Registry {
         r.on(ComposeHistoryGet.self, ordered: true, ComposeHistoryHandlers.get)
         r.on(ComposeHistoryDelete.self, ordered: true, ComposeHistoryHandlers.delete)
         r.on(ComposeHistoryClear.self, ordered: true, ComposeHistoryHandlers.clear)
+
+        // LSP: editor buffers and rewrite code actions (ParlanceLSP)
+        r.on(DidOpenTextDocument.self) { p, ctx in try await lsp.didOpen(p, ctx) }
+        r.on(DidChangeTextDocument.self) { p, ctx in try await lsp.didChange(p, ctx) }
+        r.on(DidCloseTextDocument.self) { p, ctx in try await lsp.didClose(p, ctx) }
+        r.on(DidChangeConfiguration.self) { p, _ in try lsp.configurationChanged(p) }
+        r.on(WorkDoneProgressCancel.self) { p, _ in lsp.cancelProgress(p.token) }
+        r.on(CodeActionRequest.self, ordered: true) { p, ctx in try await lsp.codeActions(p, ctx) }
+        r.on(CodeActionResolve.self, claim: { p, ctx in try await lsp.resolve(p, ctx) })
+        r.on(ExecuteCommand.self, claim: { p, ctx in try await lsp.execute(p, ctx) })
+        r.clientMethod(ApplyWorkspaceEdit.self)
+        r.clientMethod(WorkDoneProgressCreate.self)
+        r.notification(ShowMessage.self)
         return r
     }
 }

@@ -29,10 +29,21 @@ public struct NotificationInfo: Sendable {
     public let paramsSchema: JSONValue
 }
 
+/// A request the client implements (the server sends it), for the spec.
+public struct ClientMethodInfo: Sendable {
+    public let name: String
+    public let summary: String
+    public let paramsSchema: JSONValue
+    public let resultSchema: JSONValue
+}
+
 public struct Router: Sendable {
     public private(set) var routes: [String: Route] = [:]
     public private(set) var order: [String] = []
     public private(set) var notifications: [NotificationInfo] = []
+    /// Handlers of client notifications, run in arrival order before the next message is read.
+    public private(set) var notificationHandlers: [String: @Sendable (JSONValue?, RequestContext) async throws -> Void] = [:]
+    public private(set) var clientMethods: [ClientMethodInfo] = []
 
     public init() {}
 
@@ -75,6 +86,22 @@ public struct Router: Sendable {
 
     public mutating func notification<N: RPCNotification>(_ n: N.Type) {
         notifications.append(NotificationInfo(name: N.name, summary: N.summary, direction: N.direction, paramsSchema: N.paramsSchema))
+    }
+
+    /// Registers a client notification's handler. Params are validated like a request's
+    /// (unknown fields allowed: LSP clients send many); a failure is logged, never answered.
+    public mutating func on<N: RPCNotification>(_ n: N.Type, _ handler: @escaping @Sendable (N.Params, RequestContext) async throws -> Void) {
+        precondition(notificationHandlers[N.name] == nil, "notification \(N.name) registered twice")
+        notification(n)
+        let schema = N.paramsSchema
+        notificationHandlers[N.name] = { raw, ctx in
+            try await handler(try Router.decode(N.Params.self, raw, schema: schema, lenient: true), ctx)
+        }
+    }
+
+    /// Lists a request the server sends and the client answers.
+    public mutating func clientMethod<M: RPCClientMethod>(_ m: M.Type) {
+        clientMethods.append(ClientMethodInfo(name: M.name, summary: M.summary, paramsSchema: M.paramsSchema, resultSchema: M.resultSchema))
     }
 
     static func decode<P: Decodable>(_ type: P.Type, _ raw: JSONValue?, schema: JSONValue, lenient: Bool) throws -> P {

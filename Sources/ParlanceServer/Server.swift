@@ -3,6 +3,7 @@ import JSONRPC
 import ParlanceEngine
 import ParlanceFeatures
 import ParlanceJSON
+import ParlanceLSP
 import ParlanceProtocol
 import Synchronization
 
@@ -28,6 +29,7 @@ public final class Server: Sendable {
     let services: Services
     let router: Router
     let lifecycle: Lifecycle
+    let lsp = LanguageServer()
 
     /// `extraRoutes` registers methods beside the registry's (tests use it for a handler
     /// that throws an unexpected error).
@@ -35,9 +37,10 @@ public final class Server: Sendable {
         self.connection = connection
         self.log = log
         let models = ModelHost(config: options.engine)
-        services = Services(models: models, options: options.services, warn: { [log] in log.warning($0) })
+        services = Services(models: models, options: options.services, client: Outgoing(send: { [connection] in connection.send($0) }),
+                            warn: { [log] in log.warning($0) })
         lifecycle = Lifecycle(maxMessageBytes: options.maxMessageBytes)
-        var router = Registry.router(lifecycle)
+        var router = Registry.router(lifecycle, lsp)
         extraRoutes(&router)
         self.router = router
         lifecycle.router.withLock { $0 = router }
@@ -75,7 +78,7 @@ public final class Server: Sendable {
     /// The OpenRPC document, without starting a server.
     public static func specText() -> String {
         let lifecycle = Lifecycle(maxMessageBytes: 0)
-        return Spec.openRPC(Registry.router(lifecycle)).serialized(pretty: true)
+        return Spec.openRPC(Registry.router(lifecycle, LanguageServer())).serialized(pretty: true)
     }
 
     /// Cancels everything and stops the engine (signal handling).
@@ -84,6 +87,8 @@ public final class Server: Sendable {
     private func finish(_ code: Int32) -> Int32 {
         let tasks = lifecycle.state.withLock { s in Array(s.inFlight.values) }
         tasks.forEach { $0.cancel() }
+        lsp.cancelAll()
+        services.client.close()
         services.models.shutdown()
         return code
     }
@@ -104,14 +109,34 @@ public final class Server: Sendable {
         case .request(let id, let method, let params):
             await request(id: id, method: method, params: params, permit: permit, reply: reply)
         case .notification(let method, let params):
-            return notification(method: method, params: params)
+            return await notification(method: method, params: params)
         case .response, .errorResponse:
-            log.debug("ignoring a response from the client")
+            // An answer to a request of ours (workspace/applyEdit…): the waiting task resumes.
+            if !services.client.receive(message) {
+                log.error("ignoring a response to a request that is not waiting (unknown, answered already, cancelled or timed out): \(message.json.serialized())")
+            }
         }
         return nil
     }
 
-    private func notification(method: String, params: JSONValue?) -> Int32? {
+    private func notification(method: String, params: JSONValue?) async -> Int32? {
+        if let handler = router.notificationHandlers[method] {
+            guard lifecycle.state.withLock({ $0.phase == .running }) else {
+                log.error("ignoring \(method): the server is not running (initialize first, or shutting down)")
+                return nil
+            }
+            // In arrival order, whole, before the next message is read (an edit is applied
+            // before any request that follows it reads the buffer).
+            let ctx = RequestContext(id: .string("notification:" + method), progress: .none, services: services)
+            do {
+                try await handler(params, ctx)
+            } catch let e as ResponseError {
+                log.error("\(method): \(e.message)")
+            } catch {
+                log.fault("\(method): \(error)")
+            }
+            return nil
+        }
         switch method {
         case Exit.name:
             let shutdown = lifecycle.state.withLock { $0.phase == .shuttingDown }
@@ -148,6 +173,7 @@ public final class Server: Sendable {
         guard let route = router.routes[method] else {
             return fail(ResponseError(.methodNotFound, "method not found: \(method)", data: ["method": .string(method)]))
         }
+        lsp.requestArrived(method)
         let token = params?["workDoneToken"].flatMap { t -> JSONValue? in
             switch t { case .int, .string: return t; default: return nil }
         }

@@ -29,6 +29,13 @@ public enum Spec {
                 "params": .array(params(of: n.paramsSchema)), "x-notification": true, "x-direction": .string(n.direction.rawValue),
             ])
         }
+        for c in router.clientMethods {
+            methods.append([
+                "name": .string(c.name), "summary": .string(c.summary), "paramStructure": "by-name",
+                "params": .array(params(of: c.paramsSchema)), "result": ["name": "result", "schema": c.resultSchema],
+                "x-direction": "serverToClient",
+            ])
+        }
         var errors = JSONObject()
         for e in ProtocolError.standard {
             errors[e.name] = ["code": .int(e.code), "message": .string(e.meaning)]

@@ -1,0 +1,107 @@
+import ParlanceJSON
+import Synchronization
+
+/// Requests this side sends to the other (LSP's `workspace/applyEdit`,
+/// `window/workDoneProgress/create`) and the notifications it sends unprompted: outgoing
+/// ids, the table of requests waiting for an answer, timeouts, and cancellation
+/// (`$/cancelRequest` sent for a request whose waiter was cancelled). The reader hands
+/// every response it reads to `receive`, which resumes the waiting task.
+public final class Outgoing: Sendable {
+    public enum Failure: Error, Sendable, Equatable {
+        /// No answer within the time allowed.
+        case timedOut(method: String, milliseconds: Int)
+        /// The connection closed (or the server is stopping) before the answer came.
+        case closed(method: String)
+    }
+
+    private struct State {
+        var next = 1
+        var waiting: [RequestID: (method: String, resume: CheckedContinuation<Result<JSONValue, any Error>, Never>)] = [:]
+        var closed = false
+    }
+    private let state = Mutex(State())  // guards the id counter, the waiters and the closed flag
+    private let send: @Sendable (JSONValue) -> Void
+    private let prefix: String
+
+    /// `prefix` makes our ids recognisable in logs ("parlance-3"); they are strings so they
+    /// never look like the client's own (usually integer) ids.
+    public init(prefix: String = "parlance-", send: @escaping @Sendable (JSONValue) -> Void) {
+        self.prefix = prefix
+        self.send = send
+    }
+
+    public func notify(_ method: String, _ params: JSONValue?) {
+        send(Message.notification(method: method, params: params).json)
+    }
+
+    /// Sends a request and waits for its answer: the result, or the client's error as a
+    /// `ResponseError`, or `Failure`. Cancelling the waiting task sends `$/cancelRequest`
+    /// for it and throws `CancellationError`; a late answer is then ignored.
+    public func request(_ method: String, _ params: JSONValue?, timeout: Duration? = nil) async throws -> JSONValue {
+        let id = state.withLock { s -> RequestID? in
+            if s.closed { return nil }
+            defer { s.next += 1 }
+            return .string(prefix + String(s.next))
+        }
+        guard let id else { throw Failure.closed(method: method) }
+        let timer = timeout.map { limit in
+            Task { [weak self] in
+                try await Task.sleep(for: limit)
+                let ms = Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)
+                self?.finish(id, .failure(Failure.timedOut(method: method, milliseconds: ms)))
+            }
+        }
+        defer { timer?.cancel() }
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Result<JSONValue, any Error>, Never>) in
+                let registered = state.withLock { s -> Bool in
+                    if s.closed { return false }
+                    s.waiting[id] = (method, c)
+                    return true
+                }
+                guard registered else { return c.resume(returning: .failure(Failure.closed(method: method))) }
+                if Task.isCancelled { return cancel(id) }
+                send(Message.request(id: id, method: method, params: params).json)
+            }
+        } onCancel: {
+            cancel(id)
+        }
+        return try outcome.get()
+    }
+
+    /// Routes an answer from the other side. False when no request with that id is waiting
+    /// (never asked, answered already, cancelled or timed out): the caller logs it.
+    @discardableResult
+    public func receive(_ message: Message) -> Bool {
+        switch message {
+        case .response(let id, let result): return finish(id, .success(result))
+        case .errorResponse(let id?, let error): return finish(id, .failure(error))
+        default: return false
+        }
+    }
+
+    /// Fails every waiting request (the connection ended) and refuses new ones.
+    public func close() {
+        let all = state.withLock { s -> [(String, CheckedContinuation<Result<JSONValue, any Error>, Never>)] in
+            s.closed = true
+            defer { s.waiting = [:] }
+            return s.waiting.values.map { ($0.method, $0.resume) }
+        }
+        for (method, c) in all { c.resume(returning: .failure(Failure.closed(method: method))) }
+    }
+
+    public var pendingCount: Int { state.withLock { $0.waiting.count } }
+
+    private func cancel(_ id: RequestID) {
+        if finish(id, .failure(CancellationError())) {
+            notify("$/cancelRequest", .object(["id": id.json]))
+        }
+    }
+
+    @discardableResult
+    private func finish(_ id: RequestID, _ outcome: Result<JSONValue, any Error>) -> Bool {
+        guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return false }
+        waiter.resume.resume(returning: outcome)
+        return true
+    }
+}

@@ -1,0 +1,92 @@
+import JSONRPC
+import ParlanceFeatures
+import ParlanceJSON
+import ParlanceProtocol
+import Synchronization
+
+/// `window/showMessage`: what went wrong, for the writer.
+enum Messages {
+    static func show(_ ctx: RequestContext, _ kind: ShowMessage.Kind, _ text: String) {
+        guard let params = try? JSONValue(encoding: ShowMessage.Params(type: kind, message: text)) else { return }
+        ctx.services.client.notify(ShowMessage.name, params)
+    }
+
+    /// A failure in words: why the rewrite was not applied and what to do.
+    static func describe(_ error: any Error) -> String {
+        if error is CancellationError { return "Parlance: the rewrite was cancelled." }
+        if let e = error as? ResponseError {
+            switch e.code {
+            case .contentModified: return "Parlance: \(e.message)"
+            case .requestCancelled: return "Parlance: the rewrite was cancelled."
+            default:
+                if e.data?["reason"]?.stringValue == "loading" { return "Parlance: the language model is still loading; try again in a moment." }
+                if e.data?["error"]?.stringValue == "modelUnavailable" || e.code.rawValue == ProtocolError.modelUnavailable.code {
+                    return "Parlance: no language model is available (\(e.message)). Check the model path in the server's settings."
+                }
+                if e.data?["error"]?.stringValue == "exceededContextWindowSize" {
+                    return "Parlance: the selection is too long for the model; select less text."
+                }
+                return "Parlance could not rewrite the selection: \(e.message)"
+            }
+        }
+        if let f = error as? Outgoing.Failure {
+            switch f {
+            case .timedOut(let method, _): return "Parlance: the editor did not answer \(method)."
+            case .closed: return "Parlance: the editor closed the connection."
+            }
+        }
+        return "Parlance could not rewrite the selection: \(error)"
+    }
+}
+
+extension ErrorCode {
+    /// LSP: the document changed while the request was being served.
+    public static let contentModified = ErrorCode(rawValue: -32801)
+}
+
+/// Standard LSP work-done progress for a rewrite the server started: the token is created
+/// with `window/workDoneProgress/create` (when the client supports it), then `$/progress`
+/// begin, reports (message and percentage only, each once), end.
+struct EditorProgress {
+    let token: String?
+    let reporter: ProgressReporter
+
+    static func start(_ lsp: LanguageServer, _ ctx: RequestContext, title: String) async -> EditorProgress {
+        guard lsp.client.workDoneProgress else { return EditorProgress(token: nil, reporter: .none) }
+        let token = lsp.newToken()
+        do {
+            _ = try await ctx.services.client.request(WorkDoneProgressCreate.name, ["token": .string(token)], timeout: .seconds(10))
+        } catch {
+            // The client refused the token: the rewrite goes on without progress.
+            return EditorProgress(token: nil, reporter: .none)
+        }
+        let last = Mutex<(Int?, String?)>((nil, nil))  // guards the last percentage and message sent, to send each once
+        let client = ctx.services.client
+        let reporter = ProgressReporter(token: .string(token)) { params in
+            guard let value = params["value"], let kind = value["kind"]?.stringValue else { return }
+            var v = JSONObject()
+            v["kind"] = .string(kind)
+            if kind == "begin" {
+                v["title"] = .string(title)
+                v["cancellable"] = true
+                v["percentage"] = 0
+            } else if kind == "report" {
+                let pct = value["percentage"]?.intValue
+                let message = value["message"]?.stringValue ?? value["phase"]?.stringValue
+                let changed = last.withLock { l -> Bool in
+                    guard (pct != nil && pct != l.0) || (message != nil && message != l.1) else { return false }
+                    l = (pct ?? l.0, message ?? l.1)
+                    return true
+                }
+                guard changed else { return }
+                if let pct { v["percentage"] = .int(pct) }
+                if let message { v["message"] = .string(message) }
+            } else if let message = value["message"]?.stringValue {
+                v["message"] = .string(message)
+            }
+            client.notify(Progress.name, ["token": .string(token), "value": .object(v)])
+        }
+        reporter.begin(title)
+        return EditorProgress(token: token, reporter: reporter)
+    }
+}

@@ -1,0 +1,33 @@
+import JSONRPC
+import ParlanceFeatures
+import ParlanceProtocol
+
+/// One rewrite of an editor selection through `compose/variations` (one tone, verified
+/// and retried like any variation), ready to replace the selection: its leading and
+/// trailing whitespace kept, refused when the result is no rewrite at all.
+enum Rewriter {
+    /// Checks after which the text is not put into the writer's buffer.
+    static let refused: Set<VerificationIssueCode> = [.refusal, .instructionEcho, .unchanged, .degenerate, .wrongLanguage]
+
+    static func rewrite(_ a: RewriteAction, selection: String, ctx: RequestContext, lsp: LanguageServer) async throws -> String {
+        let core = selection.trimmingCharacters(in: .whitespacesAndNewlines)
+        let leading = String(selection.prefix { $0.isWhitespace }), trailing = String(selection.reversed().prefix { $0.isWhitespace }.reversed())
+        let settings = lsp.client.settings
+        // A refinement keeps the selection's own tone.
+        let tone = a.tone ?? (Formality.score(core) >= 0.5 ? .formal : .casual)
+        let instructions: String? = switch a.refine {
+        case .shorter: "Make it shorter: fewer words, every fact, name and number kept."
+        case .clearer: "Make it clearer: plain words and short sentences, every fact, name and number kept."
+        case nil: nil
+        }
+        let params = ComposeVariations.Params(text: core, tones: [tone], audience: settings.audience, count: 1, instructions: instructions,
+                                              language: settings.language, maxTokens: settings.maxTokens)
+        let result = try await Compose.variations(params, ctx)()
+        guard let v = result.variations.first else { throw ResponseError(.internalError, "compose returned no variation") }
+        if let bad = v.verification?.issues.first(where: { refused.contains($0.code) }) {
+            throw ResponseError(.requestFailed, "the model did not produce a usable rewrite (\(bad.message)); try again or choose another action",
+                                data: ["error": "rewriteRejected", "code": .string(bad.code.rawValue)])
+        }
+        return leading + v.text + trailing
+    }
+}
