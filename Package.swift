@@ -71,7 +71,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ParlanceJSON", "ParlanceSchema", "ParlanceProtocol", "ParlanceClient"],
+            dependencies: ["ParlanceJSON", "ParlanceSchema", "ParlanceProtocol", "ParlanceClient", "ParlanceHash"],
             swiftSettings: swiftSettings),
     ]
 )

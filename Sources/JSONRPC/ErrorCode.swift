@@ -16,6 +16,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     public static let serverNotInitialized = ErrorCode(rawValue: -32002)
     /// LSP: the request was cancelled by `$/cancelRequest` (or the client went away).
     public static let requestCancelled = ErrorCode(rawValue: -32800)
+    /// LSP: the document changed since the request's answer was computed (a rewrite
+    /// offered for an older version of the buffer).
+    public static let contentModified = ErrorCode(rawValue: -32801)
     /// LSP: the request failed for a reason the client can read in `data`.
     public static let requestFailed = ErrorCode(rawValue: -32803)
 }

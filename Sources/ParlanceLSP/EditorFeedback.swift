@@ -39,11 +39,6 @@ enum Messages {
     }
 }
 
-extension ErrorCode {
-    /// LSP: the document changed while the request was being served.
-    public static let contentModified = ErrorCode(rawValue: -32801)
-}
-
 /// Standard LSP work-done progress for a rewrite the server started: the token is created
 /// with `window/workDoneProgress/create` (when the client supports it), then `$/progress`
 /// begin, reports (message and percentage only, each once), end.

@@ -42,5 +42,7 @@ public struct ProtocolError: Sendable, Hashable {
         (-32603, "internalError", "A bug in Parlance; the daemon keeps running."),
         (-32002, "serverNotInitialized", "A request arrived before initialize."),
         (-32800, "requestCancelled", "Cancelled by $/cancelRequest or shutdown; data.partial holds text generated so far."),
+        (-32801, "contentModified", "LSP: the editor buffer changed since the rewrite was offered; nothing was applied (data.offeredVersion, data.currentVersion)."),
+        (-32803, "requestFailed", "LSP: the request could not be served; data.error names why (rewriteRejected, applyEditUnsupported)."),
     ]
 }

@@ -13,6 +13,8 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(ErrorCode.internalError.rawValue, -32603)
         XCTAssertEqual(ErrorCode.serverNotInitialized.rawValue, -32002)
         XCTAssertEqual(ErrorCode.requestCancelled.rawValue, -32800)
+        XCTAssertEqual(ErrorCode.contentModified.rawValue, -32801)
+        XCTAssertEqual(ErrorCode.requestFailed.rawValue, -32803)
     }
 
     func testRequestNotificationResponse() throws {
@@ -20,6 +22,8 @@ final class MessageTests: XCTestCase {
                        .request(id: .int(3), method: "m", params: ["a": 1]))
         XCTAssertEqual(try decode(#"{"jsonrpc":"2.0","id":"x","method":"m"}"#).get(), .request(id: .string("x"), method: "m", params: nil))
         XCTAssertEqual(try decode(#"{"jsonrpc":"2.0","method":"n"}"#).get(), .notification(method: "n", params: nil))
+        // `"params": null` (eglot's shutdown) is no params.
+        XCTAssertEqual(try decode(#"{"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}"#).get(), .request(id: .int(2), method: "shutdown", params: nil))
         XCTAssertEqual(try decode(#"{"jsonrpc":"2.0","id":1,"result":null}"#).get(), .response(id: .int(1), result: .null))
     }
 

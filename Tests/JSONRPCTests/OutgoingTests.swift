@@ -1,0 +1,79 @@
+import JSONRPC
+import ParlanceJSON
+import Synchronization
+import XCTest
+
+/// Requests the server sends to the client: each answer reaches its waiter, errors and
+/// timeouts are typed, cancellation tells the client, stray answers are refused.
+final class OutgoingTests: XCTestCase {
+    final class Wire: Sendable {
+        let sent = Mutex<[JSONValue]>([])
+        let arrived = AsyncStream<JSONValue>.makeStream()
+        func send(_ v: JSONValue) {
+            sent.withLock { $0.append(v) }
+            arrived.continuation.yield(v)
+        }
+    }
+
+    func testAnswersReachTheirWaiters() async throws {
+        let wire = Wire()
+        let out = Outgoing(send: wire.send)
+        async let first = out.request("workspace/applyEdit", ["edit": [:]])
+        async let second = out.request("window/workDoneProgress/create", ["token": "t"])
+        var it = wire.arrived.stream.makeAsyncIterator()
+        var ids: [String: RequestID] = [:]
+        for _ in 0..<2 {
+            let next = await it.next()
+            let m = try XCTUnwrap(next)
+            ids[m["method"]!.stringValue!] = RequestID(m["id"]!)
+        }
+        // Answered in the other order; an unknown id is refused.
+        XCTAssertTrue(out.receive(.response(id: ids["window/workDoneProgress/create"]!, result: .null)))
+        XCTAssertFalse(out.receive(.response(id: .string("parlance-999"), result: .null)))
+        XCTAssertTrue(out.receive(.errorResponse(id: ids["workspace/applyEdit"]!, error: ResponseError(.requestFailed, "no"))))
+        let secondResult = try await second
+        XCTAssertEqual(secondResult, .null)
+        do {
+            _ = try await first
+            XCTFail("an error answer must throw")
+        } catch let e as ResponseError {
+            XCTAssertEqual(e.code, .requestFailed)
+        }
+        // Answered twice: the second is refused.
+        XCTAssertFalse(out.receive(.response(id: ids["workspace/applyEdit"]!, result: .null)))
+        XCTAssertEqual(out.pendingCount, 0)
+    }
+
+    func testCancellationTellsTheClientAndTimeoutsAreTyped() async throws {
+        let wire = Wire()
+        let out = Outgoing(send: wire.send)
+        let task = Task { try await out.request("workspace/applyEdit", [:]) }
+        var it = wire.arrived.stream.makeAsyncIterator()
+        let sentRequest = await it.next()
+        let request = try XCTUnwrap(sentRequest)
+        task.cancel()
+        let sentCancel = await it.next()
+        let cancel = try XCTUnwrap(sentCancel)
+        XCTAssertEqual(cancel["method"], "$/cancelRequest")
+        XCTAssertEqual(cancel["params"]?["id"], request["id"])
+        do {
+            _ = try await task.value
+            XCTFail("cancelled")
+        } catch is CancellationError {}
+        XCTAssertFalse(out.receive(.response(id: RequestID(request["id"]!)!, result: .null)), "a late answer is refused")
+
+        do {
+            _ = try await out.request("workspace/applyEdit", [:], timeout: .milliseconds(1))
+            XCTFail("no answer: must time out")
+        } catch let f as Outgoing.Failure {
+            XCTAssertEqual(f, .timedOut(method: "workspace/applyEdit", milliseconds: 1))
+        }
+        out.close()
+        do {
+            _ = try await out.request("workspace/applyEdit", [:])
+            XCTFail("closed")
+        } catch let f as Outgoing.Failure {
+            XCTAssertEqual(f, .closed(method: "workspace/applyEdit"))
+        }
+    }
+}
