@@ -480,3 +480,86 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r["deleted"] >= 1
     ctx.cache.pop("composition", None)
     assert ctx.client.request("compose/history/list", {})["total"] == 0
+
+
+# == LSP: editor buffers and rewrite code actions ======================================
+
+LSP_TEXT = "# Notes\n\n😀 日本語 hey Sam, the review moved to Friday at 3pm. can u send the slides?\n\nbye\n"
+LSP_WORDS = "hey Sam, the review moved to Friday at 3pm. can u send the slides?"
+
+
+def lsp_range(text: str = LSP_TEXT, words: str = LSP_WORDS) -> Dict[str, Any]:
+    """The range of ``words`` (on line 2) in UTF-16 code units, LSP's default encoding."""
+    line = text.split("\n")[2]
+    start = len(line[: line.index(words)].encode("utf-16-le")) // 2
+    return {"start": {"line": 2, "character": start},
+            "end": {"line": 2, "character": start + len(words.encode("utf-16-le")) // 2}}
+
+
+def lsp_buffer(ctx: CaseContext) -> str:
+    """A Markdown editor buffer opened with textDocument/didOpen; returns its uri."""
+    uri = ctx.new_uri("md")
+    ctx.client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": LSP_TEXT}})
+    return uri
+
+
+def lsp_initialize(ctx: CaseContext, capabilities: Dict[str, Any]) -> None:
+    """Initializes an uninitialized daemon as an LSP editor would."""
+    ctx.client.request("initialize", {"processId": None, "rootUri": None, "capabilities": capabilities,
+                                      "initializationOptions": {"tones": ["formal", "casual"], "maxTokens": 48}})
+    ctx.client.notify("initialized", {})
+
+
+@case("textDocument/codeAction")
+def _(ctx: CaseContext) -> Params:
+    return {"textDocument": {"uri": lsp_buffer(ctx)}, "range": lsp_range(), "context": {"diagnostics": []}}
+
+
+@check("textDocument/codeAction")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    titles = [a["title"] for a in r]
+    assert titles == ["Rewrite: formal", "Rewrite: casual", "Rewrite: diplomatic", "Rewrite: empathetic", "Rewrite: direct",
+                      "Shorter", "Clearer"], titles
+    for a in r:
+        assert a["kind"] == "refactor.rewrite" and "edit" not in a
+        assert a["data"]["range"] == p["range"] and a["data"]["version"] == 1
+        # This client declared no resolveSupport: each action carries its command.
+        assert a["command"]["command"] == "parlance.rewrite" and a["command"]["arguments"] == [a["data"]]
+
+
+@case("codeAction/resolve")
+def _(ctx: CaseContext) -> Params:
+    uri = lsp_buffer(ctx)
+    actions = ctx.client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": lsp_range()})
+    return next(a for a in actions if a["title"] == "Rewrite: casual")
+
+
+@check("codeAction/resolve")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["title"] == "Rewrite: casual" and r["data"] == p["data"]
+    assert "command" not in r, "a resolved action carries its edit, not the command"
+    edits = r["edit"]["changes"][p["data"]["uri"]]
+    assert len(edits) == 1 and edits[0]["range"] == lsp_range() and edits[0]["newText"].strip()
+
+
+@case("workspace/executeCommand", daemon="uninitialized")
+def _(ctx: CaseContext) -> Params:
+    lsp_initialize(ctx, {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}}})
+    uri = lsp_buffer(ctx)
+    actions = ctx.client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": lsp_range()})
+    return {"command": actions[0]["command"]["command"], "arguments": actions[0]["command"]["arguments"]}
+
+
+@check("workspace/executeCommand")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r is None, "executeCommand is answered at once, before the model runs"
+    # The edit follows as a request to the client, whose params the spec describes.
+    apply = ctx.client.next_server_request("workspace/applyEdit")
+    m = support.client_methods_of(ctx.spec)["workspace/applyEdit"]
+    support.validate(apply["params"], support.params_schema(m), "workspace/applyEdit params")
+    change = apply["params"]["edit"]["documentChanges"][0]
+    assert change["textDocument"] == {"uri": p["arguments"][0]["uri"], "version": 1}
+    assert change["edits"][0]["range"] == lsp_range()
+    answer = {"applied": True}
+    support.validate(answer, support.result_schema(m), "our answer to workspace/applyEdit")
+    ctx.client.send({"jsonrpc": "2.0", "id": apply["id"], "result": answer})

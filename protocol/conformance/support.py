@@ -104,8 +104,16 @@ def spawn(args: Iterable[str] = (), *, framing: str = "ndjson", initialize: bool
 # -- spec access -------------------------------------------------------------------------
 
 def methods_of(spec: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """Request methods by name (notifications excluded)."""
-    return {m["name"]: m for m in spec["methods"] if not m.get("x-notification")}
+    """Request methods the daemon answers, by name (notifications and the requests the
+    daemon sends to the client excluded)."""
+    return {m["name"]: m for m in spec["methods"]
+            if not m.get("x-notification") and m.get("x-direction") != "serverToClient"}
+
+
+def client_methods_of(spec: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Requests the daemon sends and the client answers (LSP's workspace/applyEdit…)."""
+    return {m["name"]: m for m in spec["methods"]
+            if not m.get("x-notification") and m.get("x-direction") == "serverToClient"}
 
 
 def notifications_of(spec: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:

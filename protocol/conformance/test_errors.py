@@ -309,6 +309,9 @@ KNOWN_MISMATCHES: Dict[tuple, str] = {
 def provoke_model_unavailable(method: str, m: Dict[str, Any], d: ParlanceClient) -> Dict[str, Any]:
     """Valid params for `method` on a daemon without a model (sessions and documents do
     not need one, so they are created for real)."""
+    if method == "codeAction/resolve":
+        # An action offered for an editor buffer (offering needs no model; resolving does).
+        return CASES[method].prepare(CaseContext(d, {}, {}))
     p = missing_params(m)
     if "sessionId" in p:
         p["sessionId"] = d.request("session/create", {})["sessionId"]

@@ -26,6 +26,7 @@ import queue
 import shutil
 import subprocess
 import threading
+import time
 from typing import IO, Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .framing import Frame, FrameDecoder, Framing, encode
@@ -43,6 +44,8 @@ ERROR_NAMES: Dict[int, str] = {
     -32603: "internalError",
     -32002: "serverNotInitialized",
     -32800: "requestCancelled",
+    -32801: "contentModified",
+    -32803: "requestFailed",
     -32001: "modelUnavailable",
     -32010: "generationFailed",
     -32004: "notFound",
@@ -221,6 +224,7 @@ class ParlanceClient:
         self._handlers: List[NotificationHandler] = []
         self._unmatched: "queue.Queue[Dict[str, Any]]" = queue.Queue()
         self._batches: "queue.Queue[List[Any]]" = queue.Queue()
+        self._server_requests: "queue.Queue[Dict[str, Any]]" = queue.Queue()
         self._closed = threading.Event()
         #: Every notification received, as (method, params), most recent last.
         self.notifications: Deque[tuple] = collections.deque(maxlen=10000)
@@ -409,6 +413,29 @@ class ParlanceClient:
         except queue.Empty:
             raise TimeoutError(f"no unmatched response within {t} s") from None
 
+    def next_server_request(self, method: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The next request the daemon sent us (LSP's ``workspace/applyEdit``,
+        ``window/workDoneProgress/create``), whole: answer it with :meth:`respond`.
+        Requests of other methods than ``method`` are skipped (left unanswered)."""
+        t = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + t
+        while True:
+            try:
+                m = self._server_requests.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise TimeoutError(f"no request {method or ''} from the daemon within {t} s") from None
+            if method is None or m.get("method") == method:
+                return m
+
+    def respond(self, id: RequestId, result: JSON = None, error: Optional[Mapping[str, Any]] = None) -> None:
+        """Answers a request the daemon sent (its ``id``): ``result``, or ``error`` {code, message}."""
+        msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": id}
+        if error is not None:
+            msg["error"] = dict(error)
+        else:
+            msg["result"] = result
+        self.send(msg)
+
     def on_notification(self, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler(method, params)`` for every notification (progress included).
         Returns a function that removes the handler."""
@@ -460,6 +487,8 @@ class ParlanceClient:
             return
         if "method" in v:
             method, params = v["method"], v.get("params")
+            if "id" in v:
+                self._server_requests.put(v)
             self.notifications.append((method, params))
             if method == "$/progress" and isinstance(params, dict):
                 with self._lock:
