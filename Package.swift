@@ -59,7 +59,7 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "parlance", dependencies: ["ParlanceServer"], swiftSettings: swiftSettings),
-        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine", "ParlanceClient"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine", "ParlanceClient", "ParlanceDocuments"], swiftSettings: swiftSettings),
 
         // MARK: Tests
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "ParlanceJSON"], swiftSettings: swiftSettings),

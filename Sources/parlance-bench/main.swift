@@ -10,11 +10,13 @@ var args = Array(CommandLine.arguments.dropFirst())
 var daemonPath = ".build/release/parlance"
 var threads = 2
 var matrixOnly = false
+var lspOnly = false
 while !args.isEmpty {
     let a = args.removeFirst()
     if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
     else if a == "--threads", !args.isEmpty { threads = Int(args.removeFirst()) ?? 2 }
     else if a == "--reference-matrix" { matrixOnly = true }
+    else if a == "--lsp-only" { lspOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -52,6 +54,11 @@ if matrixOnly {
          "promptTokPerSec": round2(f.pp), "decodeTokPerSec": round2(f.tg)]
     }
     print(JSONValue.array(rows).serialized(pretty: false))
+    exit(0)
+}
+// `--lsp-only`: only the LSP surface's figures.
+if lspOnly {
+    print(try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
     exit(0)
 }
 log("reference: llama.cpp through the shim (pp512, tg128, \(threads) threads)")
@@ -210,6 +217,8 @@ let compose = composeBench(d, referencePromptTokPerSec: refPP, referenceDecodeTo
 let rss = d.peakRSS ?? 0
 log("many long requests at once (8 on one transcript, 16 on four), against the same one at a time")
 let manyAtOnce = try concurrencyBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
+log("the LSP surface: code-action menu, rewrite after the choice, keystrokes on 1 MB")
+let lsp = try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
 _ = d.call("shutdown")
 d.notify("exit")
@@ -239,6 +248,7 @@ let out: JSONValue = [
     "roundTripsPerSec": round2(roundTrips),
     "compose": compose,
     "manyAtOnce": manyAtOnce,
+    "lsp": lsp,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
     "targets": [
         "decode>=95%": .bool(oneRatio >= 0.95), "prompt>=90%": .bool(ppRatio >= 0.90),
@@ -252,6 +262,10 @@ let out: JSONValue = [
         "manyAtOnceDocumentEvaluatedOnce": manyAtOnce["targets"]?["documentEvaluatedOnce"] ?? false,
         "manyAtOnce16<=1.2xSerial": manyAtOnce["targets"]?["sixteen<=1.2xSerial"] ?? false,
         "noMemorySlotFailures": manyAtOnce["targets"]?["noMemorySlotFailures"] ?? false,
+        "lspCodeAction<=20ms": lsp["targets"]?["codeAction<=20ms"] ?? false,
+        "lspFirstTokenAfterChoice<=200ms": lsp["targets"]?["firstTokenAfterChoice<=200ms"] ?? false,
+        "lspRewrite<=composeOneTone+100ms": lsp["targets"]?["rewrite<=composeOneTone+100ms"] ?? false,
+        "lspDidChange1MB<=1ms": lsp["targets"]?["didChange1MB<=1ms"] ?? false,
     ],
 ]
 print(out.serialized(pretty: true))
