@@ -46,13 +46,17 @@ struct EditorProgress {
     let token: String?
     let reporter: ProgressReporter
 
-    static func start(_ lsp: LanguageServer, _ ctx: RequestContext, title: String) async -> EditorProgress {
+    /// Creates the token and sends `begin`; `cancel` is what the client's
+    /// `window/workDoneProgress/cancel` for the token does from then on.
+    static func start(_ lsp: LanguageServer, _ ctx: RequestContext, title: String, cancel: @escaping @Sendable () -> Void) async -> EditorProgress {
         guard lsp.client.workDoneProgress else { return EditorProgress(token: nil, reporter: .none) }
         let token = lsp.newToken()
+        lsp.track(token, cancel: cancel)  // before the client knows the token: no cancel can come too early
         do {
             _ = try await ctx.services.client.request(WorkDoneProgressCreate.name, ["token": .string(token)], timeout: .seconds(10))
         } catch {
-            // The client refused the token: the rewrite goes on without progress.
+            // The client refused the token (or did not answer): the rewrite goes on without progress.
+            lsp.untrack(token)
             return EditorProgress(token: nil, reporter: .none)
         }
         let last = Mutex<(Int?, String?)>((nil, nil))  // guards the last percentage and message sent, to send each once
@@ -83,5 +87,26 @@ struct EditorProgress {
         }
         reporter.begin(title)
         return EditorProgress(token: token, reporter: reporter)
+    }
+}
+
+/// Cancels a task that may not exist yet: a cancel that comes first cancels it on arrival.
+final class Cancellation: Sendable {
+    private let state = Mutex<(cancelled: Bool, task: (@Sendable () -> Void)?)>((false, nil))  // guards the flag and the attached task's cancel
+
+    func cancel() {
+        let attached = state.withLock { s -> (@Sendable () -> Void)? in
+            s.cancelled = true
+            return s.task
+        }
+        attached?()
+    }
+
+    func attach<T: Sendable>(_ task: Task<T, any Error>) {
+        let cancelled = state.withLock { s -> Bool in
+            s.task = { task.cancel() }
+            return s.cancelled
+        }
+        if cancelled { task.cancel() }
     }
 }

@@ -84,9 +84,10 @@ enum RewriteActions {
         lsp.stopPrewarm(unless: prewarmKey(action))
         let selection = try await current(action, ctx, lsp)
         return {
-            let progress = await EditorProgress.start(lsp, ctx, title: p.title)
+            let cancellation = Cancellation()
+            let progress = await EditorProgress.start(lsp, ctx, title: p.title, cancel: cancellation.cancel)
             let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
-            if let token = progress.token { lsp.track(token) { run.cancel() } }
+            cancellation.attach(run)
             defer { progress.token.map(lsp.untrack) }
             do {
                 let newText = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
@@ -131,9 +132,10 @@ enum RewriteActions {
         }
         let key = "execute-\(lsp.newToken())"
         let task = Task {
-            let progress = await EditorProgress.start(lsp, ctx, title: title)
+            let cancellation = Cancellation()
+            let progress = await EditorProgress.start(lsp, ctx, title: title, cancel: cancellation.cancel)
             let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
-            if let token = progress.token { lsp.track(token) { run.cancel() } }
+            cancellation.attach(run)
             defer {
                 progress.token.map(lsp.untrack)
                 lsp.untrack(key)

@@ -115,15 +115,28 @@ final class LSPTests: XCTestCase {
         d.send(["jsonrpc": "2.0", "id": create4["id"]!, "result": .null])
         XCTAssertEqual(d.response(id4)?.errorCode, -32800)
 
+        // The executeCommand path, cancelled from the progress UI (the token is the
+        // daemon's; cancelled before the client even confirmed it): no edit, progress ends.
+        let offer5 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
+        XCTAssertEqual(d.call("workspace/executeCommand", ["command": "parlance.rewrite", "arguments": [offer5[0]["data"]!]]).result, .null)
+        let create5 = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
+        let token5 = create5["params"]!["token"]!
+        d.notify("window/workDoneProgress/cancel", ["token": token5])
+        d.send(["jsonrpc": "2.0", "id": create5["id"]!, "result": .null])
+        let end5 = try XCTUnwrap(d.waitFor { $0["method"] == "$/progress" && $0["params"]?["token"] == token5 && $0["params"]?["value"]?["kind"] == "end" })
+        XCTAssertTrue(end5["params"]?["value"]?["message"]?.stringValue?.contains("cancelled") ?? false, "\(end5)")
+
         // What the daemon does not implement: -32601; unknown notifications are ignored.
         d.notify("textDocument/didSave", ["textDocument": ["uri": .string(Self.uri)]])
         d.notify("$/setTrace", ["value": "off"])
         XCTAssertEqual(d.call("textDocument/hover", ["textDocument": ["uri": .string(Self.uri)], "position": ["line": 0, "character": 0]]).errorCode, -32601)
         let final = edited.replacingOccurrences(of: "\nbye", with: "\nLater: P.S. bye")
         assertBuffer(d, is: final, "after the edits the daemon refused to touch")
-        // An answer to a request the daemon never sent is ignored (logged), nothing breaks.
+        // An answer to a request the daemon never sent is ignored (logged), nothing breaks;
+        // and the cancelled rewrite never asked for an edit.
         d.send(["jsonrpc": "2.0", "id": "parlance-9999", "result": ["applied": true]])
         XCTAssertNotNil(d.call("document/list", [:]).result)
+        XCTAssertNil(d.waitFor(timeout: 0) { $0["method"] == "workspace/applyEdit" }, "a cancelled or refused rewrite sent an edit")
 
         XCTAssertEqual(d.call("shutdown", .null).result, [:], "params: null is accepted (eglot sends it)")
         d.notify("exit")
