@@ -32,7 +32,7 @@ public enum DocumentHandlers {
     }
 
     public static func close(_ p: DocumentClose.Params, _ ctx: RequestContext) async throws -> Empty {
-        guard await ctx.services.documents.remove(p.uri) else { throw ErrorMapping.notFound("document", p.uri) }
+        guard try await ctx.services.documents.remove(p.uri) else { throw ErrorMapping.notFound("document", p.uri) }
         return Empty()
     }
 

@@ -64,14 +64,24 @@ public actor DocumentStore {
     }
 
     public func put(_ d: OpenDocument) throws {
+        try refuseEditorBuffer(d.uri)
         try checkLimit(adding: d.text.utf8.count, for: d.uri)
         docs[d.uri] = d
     }
 
-    @discardableResult public func remove(_ uri: String) -> Bool {
-        let a = docs.removeValue(forKey: uri) != nil
-        let b = editors.removeValue(forKey: uri) != nil
-        return a || b
+    /// Closes a document opened with `document/open` (an editor's buffer closes with the
+    /// editor's `textDocument/didClose`).
+    @discardableResult public func remove(_ uri: String) throws -> Bool {
+        try refuseEditorBuffer(uri)
+        return docs.removeValue(forKey: uri) != nil
+    }
+
+    /// An editor buffer belongs to the editor: only its own notifications change it.
+    private func refuseEditorBuffer(_ uri: String) throws {
+        guard editors[uri] != nil else { return }
+        throw ResponseError.invalidParams(
+            "uri '\(uri)' is an editor buffer (opened with textDocument/didOpen); it changes only with the editor's textDocument/didChange and didClose",
+            data: ["path": "uri", "keyword": "editorBuffer", "error": "editorBuffer", "uri": .string(uri)])
     }
 
     // MARK: Editor buffers

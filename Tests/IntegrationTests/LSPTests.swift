@@ -185,6 +185,11 @@ final class LSPTests: XCTestCase {
         let stale = try XCTUnwrap(d.waitFor { $0["method"] == "window/showMessage" })
         XCTAssertTrue(stale["params"]?["message"]?.stringValue?.contains("changed") ?? false, "\(stale)")
 
+        // The buffer belongs to the editor: document/change and document/close refuse it.
+        let change = d.call("document/change", ["uri": .string(Self.uri), "text": "replaced"])
+        XCTAssertEqual(change.errorCode, -32602)
+        XCTAssertEqual(change["error"]?["data"]?["error"], "editorBuffer")
+        XCTAssertEqual(d.call("document/close", ["uri": .string(Self.uri)]).errorCode, -32602)
         // Bad input: an unknown command and a malformed argument are -32602.
         XCTAssertEqual(d.call("workspace/executeCommand", ["command": "other.command"]).errorCode, -32602)
         XCTAssertEqual(d.call("workspace/executeCommand", ["command": "parlance.rewrite", "arguments": [1]]).errorCode, -32602)

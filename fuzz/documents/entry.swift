@@ -59,9 +59,36 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             _ = BM25Index(documents: t.segments.map(\.text)).search(quote, limit: 3)
         }
     }
+    fuzzTextBuffer(bytes)
     if let s = String(validating: bytes, as: UTF8.self) {
         _ = TranscriptParser.detectFormat(s)
         _ = LanguageSupport.resolve(String(s.prefix(32)))
     }
     return 0
+}
+
+/// The editor buffer: the first half of the input is the text, the rest a series of edits
+/// at LSP positions (line, character, encoding from the bytes). After each edit the text
+/// must equal the naive replacement and the line starts those of the text parsed afresh;
+/// every position must map to an offset and back.
+private func fuzzTextBuffer(_ bytes: [UInt8]) {
+    let half = bytes.count / 2
+    var text = Array(String(decoding: bytes[..<half], as: UTF8.self).utf8)
+    var buffer = TextBuffer(String(decoding: text, as: UTF8.self))
+    var i = half
+    while i + 5 <= bytes.count {
+        let enc = PositionEncoding.allCases[Int(bytes[i]) % 3]
+        let (l1, c1, l2, c2) = (Int(bytes[i + 1]) % 8, Int(bytes[i + 2]) % 40, Int(bytes[i + 3]) % 8, Int(bytes[i + 4]) % 40)
+        let length = Int(bytes[i]) / 3 % 6
+        let insert = String(decoding: bytes[(i + 5)..<min(bytes.count, i + 5 + length)], as: UTF8.self)
+        i += 5 + length
+        var a = buffer.offset(line: l1, character: c1, encoding: enc), b = buffer.offset(line: l2, character: c2, encoding: enc)
+        if a > b { swap(&a, &b) }
+        let p = buffer.position(of: a, encoding: enc)
+        precondition(buffer.offset(line: p.line, character: p.character, encoding: enc) == a, "position round trip")
+        buffer.replace(a..<b, with: insert)
+        text.replaceSubrange(a..<b, with: Array(insert.utf8))
+        precondition(buffer.bytes == text, "buffer text differs from the naive edit")
+        precondition(buffer.lineStarts == TextBuffer(String(decoding: text, as: UTF8.self)).lineStarts, "line starts differ")
+    }
 }
