@@ -13,29 +13,26 @@ enum Messages {
 
     /// A failure in words: why the rewrite was not applied and what to do.
     static func describe(_ error: any Error) -> String {
-        if error is CancellationError { return "Parlance: the rewrite was cancelled." }
-        if let e = error as? ResponseError {
-            switch e.code {
-            case .contentModified: return "Parlance: \(e.message)"
-            case .requestCancelled: return "Parlance: the rewrite was cancelled."
-            default:
-                if e.data?["reason"]?.stringValue == "loading" { return "Parlance: the language model is still loading; try again in a moment." }
-                if e.data?["error"]?.stringValue == "modelUnavailable" || e.code.rawValue == ProtocolError.modelUnavailable.code {
-                    return "Parlance: no language model is available (\(e.message)). Check the model path in the server's settings."
-                }
-                if e.data?["error"]?.stringValue == "exceededContextWindowSize" {
-                    return "Parlance: the selection is too long for the model; select less text."
-                }
-                return "Parlance could not rewrite the selection: \(e.message)"
-            }
-        }
         if let f = error as? Outgoing.Failure {
             switch f {
             case .timedOut(let method, _): return "Parlance: the editor did not answer \(method)."
             case .closed: return "Parlance: the editor closed the connection."
             }
         }
-        return "Parlance could not rewrite the selection: \(error)"
+        let e = ErrorMapping.response(for: error)
+        switch e.code {
+        case .contentModified: return "Parlance: \(e.message)"
+        case .requestCancelled: return "Parlance: the rewrite was cancelled."
+        default:
+            if e.data?["reason"]?.stringValue == "loading" { return "Parlance: the language model is still loading; try again in a moment." }
+            if e.code.rawValue == ProtocolError.modelUnavailable.code {
+                return "Parlance: no language model is available (\(e.message)). Check the model path in the server's settings."
+            }
+            if e.data?["error"]?.stringValue == "exceededContextWindowSize" {
+                return "Parlance: the selection is too long for the model; select less text."
+            }
+            return "Parlance could not rewrite the selection: \(e.message)"
+        }
     }
 }
 
@@ -102,7 +99,7 @@ final class Cancellation: Sendable {
         attached?()
     }
 
-    func attach<T: Sendable>(_ task: Task<T, any Error>) {
+    func attach<T: Sendable, F: Error>(_ task: Task<T, F>) {
         let cancelled = state.withLock { s -> Bool in
             s.task = { task.cancel() }
             return s.cancelled

@@ -27,7 +27,7 @@ public final class LanguageServer: Sendable {
         var client = Client()
         /// Rewrites running for this client, by progress token (cancellable from the
         /// client's progress UI) or by an internal key.
-        var running: [String: @Sendable () -> Void] = [:]
+        var running: [String: (uri: String?, cancel: @Sendable () -> Void)] = [:]
         var prewarm: (key: String, task: Task<Void, Never>)? = nil
         var nextToken = 1
     }
@@ -112,13 +112,23 @@ public final class LanguageServer: Sendable {
     }
 
     /// Remembers how to cancel work started for the client, under a progress token or key.
-    func track(_ key: String, cancel: @escaping @Sendable () -> Void) { state.withLock { $0.running[key] = cancel } }
+    /// `uri`: the buffer the work will edit; a change to it stops the work (its edit
+    /// would be refused anyway).
+    func track(_ key: String, uri: String? = nil, cancel: @escaping @Sendable () -> Void) {
+        state.withLock { $0.running[key] = (uri, cancel) }
+    }
+
+    /// The buffer changed or closed: rewrites for it stop now rather than finish for nothing.
+    func bufferChanged(_ uri: String) {
+        let cancels = state.withLock { s in s.running.values.filter { $0.uri == uri }.map(\.cancel) }
+        cancels.forEach { $0() }
+    }
     func untrack(_ key: String) { state.withLock { _ = $0.running.removeValue(forKey: key) } }
 
     /// `window/workDoneProgress/cancel`: stops the rewrite reporting under that token.
     public func cancelProgress(_ token: JSONValue) {
         guard let key = token.stringValue ?? token.intValue.map(String.init) else { return }
-        state.withLock { $0.running[key] }?()
+        state.withLock { $0.running[key] }?.cancel()
     }
 
     /// Starts the prewarm of a selection (replacing any other); `key` names the selection.
@@ -153,7 +163,7 @@ public final class LanguageServer: Sendable {
     public func cancelAll() {
         let (cancels, prewarm) = state.withLock { s -> ([@Sendable () -> Void], Task<Void, Never>?) in
             defer { s.running = [:]; s.prewarm = nil }
-            return (Array(s.running.values), s.prewarm?.task)
+            return (s.running.values.map(\.cancel), s.prewarm?.task)
         }
         cancels.forEach { $0() }
         prewarm?.cancel()

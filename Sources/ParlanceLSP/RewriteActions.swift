@@ -84,11 +84,15 @@ enum RewriteActions {
         lsp.stopPrewarm(unless: prewarmKey(action))
         let selection = try await current(action, ctx, lsp)
         return {
-            let cancellation = Cancellation()
+            let cancellation = Cancellation(), key = "resolve-\(lsp.newToken())"
+            lsp.track(key, uri: action.uri, cancel: cancellation.cancel)
             let progress = await EditorProgress.start(lsp, ctx, title: p.title, cancel: cancellation.cancel)
             let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
             cancellation.attach(run)
-            defer { progress.token.map(lsp.untrack) }
+            defer {
+                progress.token.map(lsp.untrack)
+                lsp.untrack(key)
+            }
             do {
                 let newText = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
                 let edit = try await edit(action, newText: newText, ctx: ctx, lsp: lsp)
@@ -98,8 +102,9 @@ enum RewriteActions {
                 resolved.command = nil
                 return resolved
             } catch {
-                progress.reporter.end(Messages.describe(error))
-                throw error
+                let e = await stale(action, ctx, otherwise: error)
+                progress.reporter.end(Messages.describe(e))
+                throw e
             }
         }
     }
@@ -131,8 +136,9 @@ enum RewriteActions {
             return { .null }
         }
         let key = "execute-\(lsp.newToken())"
-        let task = Task {
-            let cancellation = Cancellation()
+        let cancellation = Cancellation()
+        lsp.track(key, uri: action.uri, cancel: cancellation.cancel)
+        Task {
             let progress = await EditorProgress.start(lsp, ctx, title: title, cancel: cancellation.cancel)
             let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
             cancellation.attach(run)
@@ -150,11 +156,12 @@ enum RewriteActions {
                     Messages.show(ctx, .warning, "Parlance: the editor did not apply the rewrite" + (answer.failureReason.map { ": \($0)" } ?? "."))
                 }
             } catch {
-                progress.reporter.end(Messages.describe(error))
-                if !(error is CancellationError) { Messages.show(ctx, .warning, Messages.describe(error)) }
+                let e = await stale(action, ctx, otherwise: error)
+                progress.reporter.end(Messages.describe(e))
+                // Cancelled by the writer (progress UI) or at shutdown: nothing to explain.
+                if ErrorMapping.response(for: e).code != .requestCancelled { Messages.show(ctx, .warning, Messages.describe(e)) }
             }
         }
-        lsp.track(key) { task.cancel() }
         return { .null }
     }
 
@@ -171,6 +178,15 @@ enum RewriteActions {
         guard let (version, text) = found else { throw ErrorMapping.notFound("document", a.uri) }
         guard version == a.version else { throw changed(a, now: version) }
         return text
+    }
+
+    /// A rewrite that failed or was stopped because its buffer changed reports that (the
+    /// writer's edit is the reason, not a cancellation).
+    static func stale(_ a: RewriteAction, _ ctx: RequestContext, otherwise error: any Error) async -> any Error {
+        guard ErrorMapping.response(for: error).code == .requestCancelled else { return error }
+        let version = await ctx.services.documents.withEditor(a.uri) { $0.version }
+        guard let version else { return ErrorMapping.notFound("document", a.uri) }
+        return version == a.version ? error : changed(a, now: version)
     }
 
     static func changed(_ a: RewriteAction, now: Int) -> ResponseError {

@@ -33,10 +33,12 @@ enum TextSync {
             }
         }
         if !found { throw ErrorMapping.notFound("document", uri) }
+        lsp.bufferChanged(uri)
     }
 
     static func didClose(_ p: DidCloseTextDocument.Params, _ ctx: RequestContext, _ lsp: LanguageServer) async throws {
         lsp.stopPrewarm()
+        lsp.bufferChanged(p.textDocument.uri)
         if !(await ctx.services.documents.closeEditor(p.textDocument.uri)) { throw ErrorMapping.notFound("document", p.textDocument.uri) }
     }
 }
