@@ -12,8 +12,9 @@
 ;; `accept-process-output' until the observable event (buffer changed, message
 ;; shown) happens, with a hang guard of PARLANCE_TEST_TIMEOUT seconds.
 ;;
-;; Environment: PARLANCE_BIN (the daemon), PARLANCE_EGLOT_ARTIFACTS (a
-;; directory for the eglot events log and daemon log), PARLANCE_TEST_TIMEOUT,
+;; Environment: PARLANCE_BIN (the daemon), PARLANCE_EGLOT_ARTIFACTS (where
+;; the eglot events and stderr logs are written), PARLANCE_EGLOT_DAEMON_LOG
+;; (run the daemon with --log-level debug --log-file this), PARLANCE_TEST_TIMEOUT,
 ;; PARLANCE_EGLOT_DRY_RUN=1 (only check that this file and eglot load).
 
 ;;; Code:
@@ -102,12 +103,22 @@ Non-ASCII text (UTF-16 surrogate pairs) precedes the region on its line.")
                    (if detail (format "\n        %s" detail) ""))))
   ok)
 
+(defvar parlance-eglot-test--server nil "The eglot server object, once connected.")
+
 (defun parlance-eglot-test--wait (pred &optional timeout)
-  "Process events until PRED is non-nil or TIMEOUT (hang guard) seconds pass."
+  "Process events until PRED is non-nil or TIMEOUT (hang guard) seconds pass.
+Stop early if the server process is gone."
   (let ((deadline (+ (float-time) (or timeout parlance-eglot-test--timeout))))
-    (while (and (not (funcall pred)) (< (float-time) deadline))
+    (while (and (not (funcall pred)) (< (float-time) deadline)
+                (or (null parlance-eglot-test--server)
+                    (jsonrpc-running-p parlance-eglot-test--server)))
       (accept-process-output nil 0.05))
-    (funcall pred)))
+    (or (funcall pred)
+        (progn
+          (when (and parlance-eglot-test--server
+                     (not (jsonrpc-running-p parlance-eglot-test--server)))
+            (princ "        (the server process is gone)\n"))
+          nil))))
 
 (defun parlance-eglot-test--idle ()
   "What Emacs does once idle for `eglot-send-changes-idle-time': send didChange.
@@ -313,6 +324,10 @@ the error it signalled."
                    (parlance-eglot-test--menu "Rewrite: diplomatic" "refactor.rewrite")))
         ;; executeCommand has returned; the model is working.  The user types
         ;; on another line ("Thanks," → "Thanks again,") and Emacs goes idle.
+        (parlance-eglot-test--check
+         "no edit arrived before executeCommand returned (the stale case can be staged)"
+         (= (length (parlance-eglot-test--requests-named 'workspace/applyEdit)) edits-before)
+         (format "%S" (car (parlance-eglot-test--requests-named 'workspace/applyEdit))))
         (deactivate-mark)
         (save-excursion
           (goto-char (point-min))
@@ -425,11 +440,14 @@ the error it signalled."
       (with-temp-file file (insert parlance-eglot-test--text))
       (condition-case err
           (let ((buf (parlance-eglot-test--connect file)))
-            (setq server (with-current-buffer buf (eglot-current-server)))
+            (setq server (with-current-buffer buf (eglot-current-server))
+                  parlance-eglot-test--server server)
             (when server
               (parlance-eglot-test--capabilities server)
               (parlance-eglot-test--rewrite buf)
-              (parlance-eglot-test--stale buf)))
+              (parlance-eglot-test--stale buf)
+              (parlance-eglot-test--check "the server is still running at the end"
+                                          (jsonrpc-running-p server))))
         (error (parlance-eglot-test--check "no unexpected error" nil (format "%S" err))))
       (parlance-eglot-test--save-logs)
       (when server (ignore-errors (eglot-shutdown server)))
