@@ -94,9 +94,10 @@ enum RewriteActions {
                 lsp.untrack(key)
             }
             do {
-                let newText = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
+                let (newText, warning) = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
                 let edit = try await edit(action, newText: newText, ctx: ctx, lsp: lsp)
                 progress.reporter.end("done")
+                if let warning { Messages.show(ctx, .warning, warning) }
                 var resolved = p
                 resolved.edit = edit
                 resolved.command = nil
@@ -147,13 +148,15 @@ enum RewriteActions {
                 lsp.untrack(key)
             }
             do {
-                let newText = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
+                let (newText, warning) = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
                 let edit = try await edit(action, newText: newText, ctx: ctx, lsp: lsp)
                 let params = try JSONValue(encoding: ApplyWorkspaceEdit.Params(label: "Parlance: \(title)", edit: edit))
                 let answer = try await ctx.services.client.request(ApplyWorkspaceEdit.name, params).decode(ApplyWorkspaceEdit.Result.self)
                 progress.reporter.end(answer.applied ? "applied" : "not applied")
                 if !answer.applied {
                     Messages.show(ctx, .warning, "Parlance: the editor did not apply the rewrite" + (answer.failureReason.map { ": \($0)" } ?? "."))
+                } else if let warning {
+                    Messages.show(ctx, .warning, warning)
                 }
             } catch {
                 let e = await stale(action, ctx, otherwise: error)

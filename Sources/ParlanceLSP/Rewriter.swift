@@ -9,7 +9,9 @@ enum Rewriter {
     /// Checks after which the text is not put into the writer's buffer.
     static let refused: Set<VerificationIssueCode> = [.refusal, .instructionEcho, .unchanged, .degenerate, .wrongLanguage]
 
-    static func rewrite(_ a: RewriteAction, selection: String, ctx: RequestContext, lsp: LanguageServer) async throws -> String {
+    /// The replacement text, and what the checks found in it when it is usable anyway
+    /// (shown to the writer once the edit is made).
+    static func rewrite(_ a: RewriteAction, selection: String, ctx: RequestContext, lsp: LanguageServer) async throws -> (text: String, warning: String?) {
         let core = selection.trimmingCharacters(in: .whitespacesAndNewlines)
         let leading = String(selection.prefix { $0.isWhitespace }), trailing = String(selection.reversed().prefix { $0.isWhitespace }.reversed())
         let settings = lsp.client.settings
@@ -24,10 +26,23 @@ enum Rewriter {
                                               language: settings.language, maxTokens: settings.maxTokens)
         let result = try await Compose.variations(params, ctx)()
         guard let v = result.variations.first else { throw ResponseError(.internalError, "compose returned no variation") }
-        if let bad = v.verification?.issues.first(where: { refused.contains($0.code) }) {
-            throw ResponseError(.requestFailed, "the model did not produce a usable rewrite (\(bad.message)); try again or choose another action",
-                                data: ["error": "rewriteRejected", "code": .string(bad.code.rawValue)])
+        let open = v.verification?.issues.filter { $0.repaired != true } ?? []
+        if let bad = open.first(where: { refused.contains($0.code) }) {
+            throw rejected("the model did not produce a usable rewrite (\(bad.message))", code: bad.code.rawValue)
         }
-        return leading + v.text + trailing
+        if a.refine == .shorter, words(v.text) >= words(core) {
+            throw rejected("the model could not make it shorter (\(words(v.text)) words for \(words(core)))", code: VerificationIssueCode.length.rawValue)
+        }
+        // Usable, but the checks found something: the writer is told what, beside the edit.
+        let warning = open.isEmpty ? nil
+            : "Parlance: rewrite applied, but check it: \(open.prefix(2).map(\.message).joined(separator: "; ")). Undo restores your text."
+        return (leading + v.text + trailing, warning)
     }
+
+    static func rejected(_ message: String, code: String) -> ResponseError {
+        ResponseError(.requestFailed, message + "; nothing was changed: try again or choose another action",
+                      data: ["error": "rewriteRejected", "code": .string(code)])
+    }
+
+    static func words(_ s: String) -> Int { s.split(whereSeparator: { $0.isWhitespace }).count }
 }

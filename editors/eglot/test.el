@@ -341,7 +341,7 @@ the error it signalled."
          (null err) (format "%S after %.1f s" err seconds))
         (let* ((t0 (float-time))
                (shown (lambda ()
-                        (cl-find-if (lambda (m) (string-match-p "changed" m))
+                        (cl-find-if (lambda (m) (string-match-p "text changed" m))
                                     (seq-take parlance-eglot-test--messages
                                               (- (length parlance-eglot-test--messages)
                                                  messages-before)))))
@@ -361,7 +361,7 @@ the error it signalled."
              "the server sent window/showMessage (type 2) saying the text \"changed\""
              (and event (funcall shown)
                   (cl-some (lambda (n) (and (eql (plist-get (nth 1 n) :type) 2)
-                                            (string-match-p "changed" (plist-get (nth 1 n) :message))))
+                                            (string-match-p "text changed" (plist-get (nth 1 n) :message))))
                            shows))
              (format "showMessage %S; messages %S" shows
                      (seq-take parlance-eglot-test--messages 5)))

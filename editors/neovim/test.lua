@@ -46,7 +46,7 @@ local MB_NOTE = { '# Notes 📝 (draft)', MB_LINE, 'Ünïcödé after: ½ × 3 �
 
 local out, passed, failed = {}, 0, 0
 local function emit(line)
-  table.insert(out, line)
+  table.insert(out, (line:gsub('\n', '\\n'))) -- writefile() would turn a newline into NUL
   vim.fn.writefile(out, OUT)
 end
 
@@ -261,8 +261,12 @@ local function pick(menu, title)
 end
 
 -- Waits until every progress token begun after index p0 has ended; returns begins, reports, ends.
+-- Called after the work was answered, so its begin has arrived.
 local function await_progress(p0)
   local b, r, e
+  local begun = false
+  for i = p0 + 1, #S.progress do begun = begun or S.progress[i].kind == 'begin' end
+  check(begun, 'no $/progress begin for the work (the client has window.workDoneProgress)')
   wait(function()
     local open = {}
     b, r, e = 0, 0, 0
@@ -441,12 +445,14 @@ case('multi-byte line: UTF-16 positions are right both ways', function()
 end)
 
 case('line-wise selection (V): the end one past the line is clamped to the line end', function()
-  local buf = open_doc(NOTE)
+  -- one sentence on its own line keeps the model's work short
+  local LINES = { NOTE[1], '', SENTENCE, '', NOTE[5] }
+  local buf = open_doc(LINES)
   local before = lines_of(buf)
   vim.cmd('normal! 3GV\27') -- select line 3 line-wise, as a user does, then leave Visual mode
   local menu = open_menu() -- from the '< '> marks, like :'<,'>lua vim.lsp.buf.range_code_action()
   local req = S.requests[#S.requests]
-  local len16 = select(2, vim.str_utfindex(PARAGRAPH))
+  local len16 = select(2, vim.str_utfindex(SENTENCE))
   check(req and req.params.range['end'].line == 2 and req.params.range['end'].character == len16 + 1,
     'Neovim sent %s; expected the end one past the line (character %d)', ins(req and req.params.range), len16 + 1)
   check(#menu.titles == #TITLES, 'the menu offers %s', table.concat(menu.titles, ', '))
@@ -458,7 +464,7 @@ case('line-wise selection (V): the end one past the line is clamped to the line 
     and after[#after - 1] == before[4] and after[#after] == before[5],
     'lines outside the selection changed: %s', ins(after))
   local new = table.concat(vim.list_slice(after, 3, #after - 2), '\n')
-  check(new:find('%S') ~= nil and new ~= PARAGRAPH, 'the line became %q', new)
+  check(new:find('%S') ~= nil and new ~= SENTENCE, 'the line became %q', new)
   await_progress(p0)
   return string.format('%s%s in %.1f s: %q', #rejected > 0 and (table.concat(rejected, ', ') .. '; ') or '', title, secs,
     short(new, 120))
@@ -523,6 +529,63 @@ case('stale: an edit while the model works → resolve refused (-32801), nothing
   return r
 end)
 
+-- A second daemon, for a client that does not resolve code actions and asks for two tones.
+local cases2 = {}
+local function case2(name, fn) table.insert(cases2, { name = name, fn = fn }) end
+local TONES2 = { 'formal', 'casual' }
+local TITLES2 = { 'Rewrite: formal', 'Rewrite: casual', 'Shorter', 'Clearer' }
+local menu2, buf2
+
+case2('initializationOptions.tones: only those tones offered; without resolveSupport each action has a command', function()
+  buf2 = open_doc(NOTE)
+  local s = PARAGRAPH:find(SENTENCE, 1, true) - 1
+  menu2 = open_menu({ 3, s }, { 3, s + #SENTENCE - 1 })
+  menu2.s = s
+  check(table.concat(menu2.titles, '|') == table.concat(TITLES2, '|'), 'the menu offers %s, expected %s',
+    table.concat(menu2.titles, ', '), table.concat(TITLES2, ', '))
+  for _, it in ipairs(menu2.items) do
+    local a = it[2]
+    check(a.kind == KIND, '%q has kind %s', a.title, tostring(a.kind))
+    check(a.edit == nil, '%q carries an edit: %s', a.title, ins(a))
+    check(type(a.command) == 'table' and a.command.command == 'parlance.rewrite' and type(a.command.arguments) == 'table'
+      and #a.command.arguments >= 1, '%q has no parlance.rewrite command: %s', a.title, ins(a))
+  end
+  return table.concat(menu2.titles, ', ')
+end)
+
+case2('without resolve: workspace/executeCommand answers null at once, then workspace/applyEdit replaces the range', function()
+  check(menu2 ~= nil, 'no menu from the previous case')
+  local action
+  for _, it in ipairs(menu2.items) do if it[2].title == 'Rewrite: casual' then action = it[2] end end
+  check(action ~= nil and type(action.command) == 'table', 'no "Rewrite: casual" with a command: %s', ins(action))
+  local before = text_of(buf2)
+  local a0, tick0, p0 = #S.apply_requests, api.nvim_buf_get_changedtick(buf2), #S.progress
+  local t0 = vim.loop.hrtime()
+  -- what Neovim's apply_action sends for a command when the server does not resolve
+  client.request('workspace/executeCommand', { command = action.command.command, arguments = action.command.arguments },
+    function() end, buf2)
+  local rec = S.requests[#S.requests]
+  await_answer(rec)
+  local ms = (vim.loop.hrtime() - t0) / 1e6
+  check(rec.err == nil, 'workspace/executeCommand failed: %s', ins(rec.err))
+  check(rec.result == nil or rec.result == vim.NIL, 'workspace/executeCommand answered %s, expected null', ins(rec.result))
+  check(#S.apply_requests == a0, 'workspace/applyEdit came before the executeCommand answer (not "at once")')
+  wait(function() return #S.apply_requests > a0 end)
+  local req = S.apply_requests[a0 + 1]
+  -- Neovim's own handler applies it (synchronously, on the request)
+  wait(function() return api.nvim_buf_get_changedtick(buf2) ~= tick0 end)
+  local secs = (vim.loop.hrtime() - t0) / 1e9
+  check(#S.apply_requests == a0 + 1, '%d workspace/applyEdit requests, expected 1', #S.apply_requests - a0)
+  local es = text_edits(req.edit)
+  local s = menu2.s
+  check(#es == 1 and es[1].uri == vim.uri_from_bufnr(buf2) and es[1].edit.range.start.line == 2
+    and es[1].edit.range.start.character == s and es[1].edit.range['end'].line == 2
+    and es[1].edit.range['end'].character == s + #SENTENCE, 'workspace/applyEdit carries %s', ins(req))
+  local new = check_replaced(before, offset_of(NOTE, 2, s), offset_of(NOTE, 2, s + #SENTENCE), text_of(buf2), true)
+  await_progress(p0)
+  return string.format('executeCommand answered in %d ms, applyEdit after %.1f s: %q', ms, secs, short(new, 120))
+end)
+
 ------------------------------------------------------------------------------------------
 -- Run
 
@@ -547,16 +610,14 @@ local function run_case(c)
   end
 end
 
-local function start()
-  vim.o.hidden = true
-  vim.o.more = false
-  vim.fn.mkdir(WORK, 'p')
-  vim.lsp.set_log_level(NVIM_LOG_LEVEL)
+local function start(opts)
+  S.init, S.exited, S.client_errors = nil, nil, {}
   client_id = vim.lsp.start_client({
-    name = 'parlance',
+    name = opts.name,
     cmd = { BIN, '--stdio', '--log-file', DAEMON_LOG, '--log-level', DAEMON_LOG_LEVEL },
     root_dir = WORK,
-    init_options = { audience = 'peer', language = 'en', maxTokens = MAX_TOKENS },
+    capabilities = opts.capabilities,
+    init_options = opts.init_options,
     handlers = handlers,
     on_init = function(_, result) S.init = result end,
     on_error = function(code, err)
@@ -594,17 +655,19 @@ local function start()
   return true
 end
 
-local function main()
+-- Starts a daemon with `opts`, runs `list`, then shuts the daemon down (one daemon at a time).
+local function phase(opts, list)
   local t0 = vim.loop.hrtime()
-  local ok, why = start()
+  local ok, why = start(opts)
   if not ok then
     failed = failed + 1
-    emit('not ok - start and initialize the daemon: ' .. tostring(why):gsub('\n', ' | '))
+    emit(string.format('not ok - start and initialize the daemon (%s): %s', opts.name, tostring(why):gsub('\n', ' | ')))
     emit('# daemon log: ' .. DAEMON_LOG .. '; Neovim LSP log (daemon stderr): ' .. vim.lsp.get_log_path())
-    return
+    if client_id then pcall(vim.lsp.stop_client, client_id, true) end
+    return false
   end
-  emit(string.format('# initialized in %.1f s', (vim.loop.hrtime() - t0) / 1e9))
-  for _, c in ipairs(cases) do
+  emit(string.format('# %s: initialized in %.1f s', opts.name, (vim.loop.hrtime() - t0) / 1e9))
+  for _, c in ipairs(list) do
     if S.exited then
       failed = failed + 1
       emit(string.format('not ok - %s: the daemon had exited (code %s, signal %s)', c.name,
@@ -614,7 +677,7 @@ local function main()
     end
   end
   -- shutdown + exit: the daemon must exit by itself, cleanly
-  run_case({ name = 'shutdown: the daemon exits cleanly', fn = function()
+  run_case({ name = 'shutdown (' .. opts.name .. '): the daemon exits cleanly', fn = function()
     check(not S.exited, 'it had already exited')
     vim.lsp.stop_client(client_id)
     local t1 = vim.loop.hrtime()
@@ -627,6 +690,25 @@ local function main()
       tostring(S.exited.signal))
     return string.format('in %d ms', (vim.loop.hrtime() - t1) / 1e6)
   end })
+  if not S.exited then -- never two daemons at once
+    pcall(vim.lsp.stop_client, client_id, true)
+    vim.wait(10000, function() return S.exited ~= nil end, 20)
+  end
+  return true
+end
+
+local function main()
+  vim.o.hidden = true
+  vim.o.more = false
+  vim.fn.mkdir(WORK, 'p')
+  vim.lsp.set_log_level(NVIM_LOG_LEVEL)
+  if not phase({ name = 'parlance', init_options = { audience = 'peer', language = 'en', maxTokens = MAX_TOKENS } },
+    cases) then return end
+  -- a client that declares no codeAction.resolveSupport and asks for two tones
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.textDocument.codeAction.resolveSupport = nil
+  phase({ name = 'parlance-noresolve', capabilities = caps,
+    init_options = { tones = TONES2, audience = 'peer', language = 'en', maxTokens = MAX_TOKENS } }, cases2)
 end
 
 if DRY then
@@ -635,7 +717,7 @@ if DRY then
   end
   assert(type(vim.lsp.buf.range_code_action) == 'function', 'vim.lsp.buf.range_code_action')
   assert(type(vim.wait) == 'function' and type(vim.str_utfindex) == 'function')
-  emit(string.format('# dry run: %d cases defined', #cases + 1))
+  emit(string.format('# dry run: %d cases defined', #cases + #cases2 + 2))
   vim.cmd('qall!')
   return
 end
