@@ -14,6 +14,8 @@ public struct Route: Sendable {
     public let resultSchema: JSONValue
     public let errors: [ProtocolError]
     public let example: (params: JSONValue, result: JSONValue)?
+    /// Unknown params fields are ignored (LSP methods, `initialize`), not refused.
+    public let acceptsUnknownParams: Bool
     /// Runs before the next message is read, in arrival order: decodes the params and takes
     /// the request's claims on shared state (a session, a document's text, a variation id),
     /// or does all the work of a bookkeeping method. Returns the long work, which runs
@@ -75,7 +77,7 @@ public struct Router: Sendable {
         precondition(routes[M.name] == nil, "method \(M.name) registered twice")
         routes[M.name] = Route(
             name: M.name, summary: M.summary, paramsSchema: schema, resultSchema: M.resultSchema, errors: M.errors,
-            example: M.example,
+            example: M.example, acceptsUnknownParams: lenient,
             claim: { raw, ctx in
                 let params = try Router.decode(M.Params.self, raw, schema: schema, lenient: lenient)
                 let work = try await claim(params, ctx)

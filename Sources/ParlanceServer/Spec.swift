@@ -16,6 +16,7 @@ public enum Spec {
             m["paramStructure"] = "by-name"
             m["params"] = .array(params(of: r.paramsSchema))
             m["result"] = ["name": .string("result"), "schema": r.resultSchema]
+            if r.acceptsUnknownParams { m["x-acceptsUnknownParams"] = true }
             let errors = r.errors.map { e -> JSONValue in ["code": .int(e.code), "message": .string(e.name), "data": e.data] }
             if !errors.isEmpty { m["errors"] = .array(errors) }
             if let ex = r.example {
