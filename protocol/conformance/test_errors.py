@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 import support
-from cases import CASES, CaseContext
+from cases import CASES, LSP_TEXT, CaseContext, lsp_range
 from parlance_client import ParlanceClient, RPCError
 from support import check_error, error_of, expect_error
 
@@ -224,6 +224,31 @@ def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
     failed = [x for x in errors if x is not None]
     assert len(failed) == 1, f"exactly one of two concurrent responds on one session fails: {errors}"
     check_error(spec, failed[0], -32010, "concurrentRequests")
+
+
+@provokes(-32801)
+def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
+    # An editor buffer changes after a rewrite was offered: choosing it is refused.
+    uri = "file:///conformance/content-modified.md"
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": LSP_TEXT}})
+    action = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": lsp_range()})[0]
+    c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": LSP_TEXT + "more\n"}]})
+    e = expect_error(c, "codeAction/resolve", action)
+    check_error(spec, e, -32801)
+    assert e.data == {"error": "contentModified", "uri": uri, "offeredVersion": 1, "currentVersion": 2}, e.data
+    c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+@provokes(-32803)
+def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
+    # This client did not declare workspace.applyEdit: a command that must end in an edit is refused.
+    uri = "file:///conformance/request-failed.md"
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": LSP_TEXT}})
+    action = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": lsp_range()})[0]
+    e = expect_error(c, "workspace/executeCommand", {"command": "parlance.rewrite", "arguments": [action["data"]]})
+    check_error(spec, e, -32803)
+    assert e.data["error"] == "applyEditUnsupported", e.data
+    c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
 
 @provokes(-32004)
