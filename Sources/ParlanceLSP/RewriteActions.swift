@@ -84,29 +84,14 @@ enum RewriteActions {
         lsp.stopPrewarm(unless: prewarmKey(action))
         let selection = try await current(action, ctx, lsp)
         return {
-            let cancellation = Cancellation(), key = "resolve-\(lsp.newToken())"
-            lsp.track(key, uri: action.uri, cancel: cancellation.cancel)
-            let progress = await EditorProgress.start(lsp, ctx, title: p.title, cancel: cancellation.cancel)
-            let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
-            cancellation.attach(run)
-            defer {
-                progress.token.map(lsp.untrack)
-                lsp.untrack(key)
-            }
-            do {
-                let (newText, warning) = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
-                let edit = try await edit(action, newText: newText, ctx: ctx, lsp: lsp)
-                progress.reporter.end("done")
-                if let warning { Messages.show(ctx, .warning, warning) }
+            let (resolved, warning) = try await TrackedRewrite(action, lsp).run(selection: selection, title: p.title, ctx: ctx) { edit in
                 var resolved = p
                 resolved.edit = edit
                 resolved.command = nil
-                return resolved
-            } catch {
-                let e = await stale(action, ctx, otherwise: error)
-                progress.reporter.end(Messages.describe(e))
-                throw e
+                return (resolved, "done")
             }
+            if let warning { Messages.show(ctx, .warning, warning) }
+            return resolved
         }
     }
 
@@ -136,10 +121,49 @@ enum RewriteActions {
             Messages.show(ctx, .warning, Messages.describe(error))
             return { .null }
         }
-        let key = "execute-\(lsp.newToken())"
-        let cancellation = Cancellation()
-        lsp.track(key, uri: action.uri, cancel: cancellation.cancel)
+        let tracked = TrackedRewrite(action, lsp)
         Task {
+            do {
+                let (answer, warning) = try await tracked.run(selection: selection, title: title, ctx: ctx) { edit in
+                    let params = try JSONValue(encoding: ApplyWorkspaceEdit.Params(label: "Parlance: \(title)", edit: edit))
+                    let answer = try await ctx.services.client.request(ApplyWorkspaceEdit.name, params).decode(ApplyWorkspaceEdit.Result.self)
+                    return (answer, answer.applied ? "applied" : "not applied")
+                }
+                if !answer.applied {
+                    Messages.show(ctx, .warning, "Parlance: the editor did not apply the rewrite" + (answer.failureReason.map { ": \($0)" } ?? "."))
+                } else if let warning {
+                    Messages.show(ctx, .warning, warning)
+                }
+            } catch {
+                // Cancelled by the writer (progress UI) or at shutdown: nothing to explain.
+                if ErrorMapping.response(for: error).code != .requestCancelled { Messages.show(ctx, .warning, Messages.describe(error)) }
+            }
+        }
+        return { .null }
+    }
+
+    // MARK: shared steps
+
+    /// A chosen rewrite under the client's control: tracked from creation (a change to its
+    /// buffer stops it), with work-done progress the client can cancel. `run` produces the
+    /// edit, hands it to `deliver` (which names how the progress ends), and reports a
+    /// failure as "the text changed" when that is why it failed.
+    struct TrackedRewrite {
+        let action: RewriteAction
+        let lsp: LanguageServer
+        let cancellation = Cancellation()
+        let key: String
+
+        init(_ action: RewriteAction, _ lsp: LanguageServer) {
+            self.action = action
+            self.lsp = lsp
+            key = "rewrite-\(lsp.newToken())"
+            lsp.track(key, uri: action.uri, cancel: cancellation.cancel)
+        }
+
+        func run<T: Sendable>(selection: String, title: String, ctx: RequestContext,
+                              deliver: (WorkspaceEdit) async throws -> (T, ended: String)) async throws -> (T, warning: String?) {
+            let (action, lsp) = (self.action, self.lsp)
             let progress = await EditorProgress.start(lsp, ctx, title: title, cancel: cancellation.cancel)
             let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
             cancellation.attach(run)
@@ -149,26 +173,18 @@ enum RewriteActions {
             }
             do {
                 let (newText, warning) = try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
-                let edit = try await edit(action, newText: newText, ctx: ctx, lsp: lsp)
-                let params = try JSONValue(encoding: ApplyWorkspaceEdit.Params(label: "Parlance: \(title)", edit: edit))
-                let answer = try await ctx.services.client.request(ApplyWorkspaceEdit.name, params).decode(ApplyWorkspaceEdit.Result.self)
-                progress.reporter.end(answer.applied ? "applied" : "not applied")
-                if !answer.applied {
-                    Messages.show(ctx, .warning, "Parlance: the editor did not apply the rewrite" + (answer.failureReason.map { ": \($0)" } ?? "."))
-                } else if let warning {
-                    Messages.show(ctx, .warning, warning)
-                }
+                let edit = try await RewriteActions.edit(action, newText: newText, ctx: ctx, lsp: lsp)
+                let (value, ended) = try await deliver(edit)
+                progress.reporter.end(ended)
+                return (value, warning)
             } catch {
-                let e = await stale(action, ctx, otherwise: error)
+                let e = await RewriteActions.stale(action, ctx, otherwise: error)
                 progress.reporter.end(Messages.describe(e))
-                // Cancelled by the writer (progress UI) or at shutdown: nothing to explain.
-                if ErrorMapping.response(for: e).code != .requestCancelled { Messages.show(ctx, .warning, Messages.describe(e)) }
+                throw e
             }
         }
-        return { .null }
     }
 
-    // MARK: shared steps
 
     /// The selection's text, when the buffer is still at the version the action was offered for.
     static func current(_ a: RewriteAction, _ ctx: RequestContext, _ lsp: LanguageServer) async throws -> String {
