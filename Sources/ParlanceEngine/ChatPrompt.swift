@@ -2,7 +2,8 @@
 /// control tokens special and every message's content ordinary text: a transcript that
 /// contains `<|im_end|><|im_start|>system` stays text and cannot inject a turn.
 public struct ChatMessage: Sendable, Hashable, Codable {
-    public enum Role: String, Sendable, Codable, CaseIterable { case system, user, assistant }
+    /// `tool`: a tool's output, rendered with the template's tool role (`ChatPrompt.hasToolRole`).
+    public enum Role: String, Sendable, Codable, CaseIterable { case system, user, assistant, tool }
     public var role: Role
     public var content: String
     public init(_ role: Role, _ content: String) {
@@ -14,11 +15,19 @@ public struct ChatMessage: Sendable, Hashable, Codable {
 public struct ChatPrompt: Sendable {
     public let model: LlamaModel
     public let hasTemplate: Bool
+    /// The template has a role for tool outputs: its text names a `tool` role (or
+    /// `tool_calls`), and llama.cpp's rendering of a tool message keeps the message. Without
+    /// one, tool outputs go to the model as user messages (see `ToolPrompt`).
+    public let hasToolRole: Bool
 
     public init(model: LlamaModel) {
         self.model = model
         hasTemplate = model.chatTemplate != nil
             && model.applyTemplate([(role: "user", content: "x")], addAssistant: true) != nil
+        let template = model.chatTemplate ?? ""
+        let namesTool = ["'tool'", "\"tool\"", "tool_calls", "<|tool", "ipython"].contains { template.contains($0) }
+        hasToolRole = hasTemplate && namesTool
+            && model.applyTemplate([(role: "user", content: "x"), (role: "tool", content: "\u{F0002}")], addAssistant: true)?.contains("\u{F0002}") == true
     }
 
     enum Piece {
@@ -57,7 +66,12 @@ public struct ChatPrompt: Sendable {
     private func plainPieces(_ messages: [ChatMessage], addAssistant: Bool) -> [Piece] {
         var out: [Piece] = []
         for (i, m) in messages.enumerated() {
-            let label = m.role == .system ? "Instructions" : m.role == .user ? "User" : "Assistant"
+            let label = switch m.role {
+            case .system: "Instructions"
+            case .user: "User"
+            case .assistant: "Assistant"
+            case .tool: "Tool"
+            }
             out.append(.template("\(i == 0 ? "" : "\n\n")### \(label)\n"))
             out.append(.content(m.content, message: i))
         }

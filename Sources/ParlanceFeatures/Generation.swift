@@ -105,8 +105,13 @@ public enum Generation {
         var finishReason: FinishReason
     }
 
-    static func stream(_ engine: Engine, _ request: GenerationRequest, structured: Bool, progress: ProgressReporter, part: String?) async throws -> StreamOut {
+    /// Streams one generation's progress. `holdBack(textSoFar)` keeps deltas back while it
+    /// is true (output that may turn out to be a tool call, which is not answer text); once it
+    /// is false, what was held is sent as one delta and the rest streams as it comes.
+    static func stream(_ engine: Engine, _ request: GenerationRequest, structured: Bool, progress: ProgressReporter, part: String?,
+                       holdBack: ((String) -> Bool)? = nil) async throws -> StreamOut {
         var text = ""
+        var holding = holdBack != nil
         do {
             for try await event in engine.generate(request) {
                 switch event {
@@ -115,8 +120,13 @@ public enum Generation {
                 case .prompt(let evaluated, let total, let cached):
                     progress(.init(kind: .report, message: "prompt \(evaluated)/\(total) tokens (\(cached) cached)", phase: .prompt, part: part,
                                    promptTokens: total, evaluatedTokens: evaluated, cachedTokens: cached))
-                case .text(let delta):
+                case .text(var delta):
                     text += delta
+                    if holding {
+                        if holdBack?(text) == true { continue }
+                        holding = false
+                        delta = text
+                    }
                     progress(.init(kind: .report, phase: .generating, delta: delta, part: part,
                                    partial: structured ? PartialJSON.complete(text) : nil))
                 case .done(let r):

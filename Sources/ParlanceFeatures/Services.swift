@@ -12,8 +12,10 @@ public final class Services: Sendable {
     public let analysisCache: AnalysisCache
     public let sessions = SessionStore()
     public let composeHistory: ComposeHistory
-    /// Requests and notifications to the client (LSP's `workspace/applyEdit`, progress).
+    /// Requests and notifications to the client (LSP's `workspace/applyEdit`, `tool/call`, progress).
     public let client: Outgoing
+    /// What the client said it can do in `initialize`.
+    public let peer = PeerCapabilities()
 
     public init(models: ModelHost, options: ServiceOptions, client: Outgoing = Outgoing(send: { _ in }),
                 warn: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -24,6 +26,16 @@ public final class Services: Sendable {
         analysisCache = AnalysisCache(directory: options.cacheDirectory.isEmpty ? nil : options.cacheDirectory + "/analysis",
                                       maxBytes: options.analysisCacheBytes, onWarning: warn)
         composeHistory = ComposeHistory(directory: options.historyEnabled && !options.dataDirectory.isEmpty ? options.dataDirectory + "/history" : nil, onWarning: warn)
+    }
+}
+
+/// The client's capabilities that change what the server may ask of it.
+public final class PeerCapabilities: Sendable {
+    private let tools = Mutex(false)  // guards: the client declared capabilities.tools
+    public init() {}
+    public var runsTools: Bool {
+        get { tools.withLock { $0 } }
+        set { tools.withLock { $0 = newValue } }
     }
 }
 

@@ -13,12 +13,56 @@ struct SessionState: Sendable {
     var instructions: String?
     var options: GenerationOptions?
     var trimming: SessionCreate.Trimming
-    var turns: [ChatMessage] = []
+    var tools: [ToolDefinition] = []
+    var toolSettings = ToolSettings()
+    var entries: [SessionEntry] = []
     var history: [Token] = []
+    var calls = 0
     var busy = false
     var lastUsed: UInt64 = 0
 
-    var messages: [ChatMessage] { (instructions.map { [ChatMessage(.system, $0)] } ?? []) + turns }
+    /// The system message: the instructions, then how to call the tools (when there are any).
+    var system: String? {
+        let block = ToolPrompt.instructions(for: tools)
+        switch (instructions, block) {
+        case (let i?, let b?): return i + "\n\n" + b
+        case (let i, let b): return i ?? b
+        }
+    }
+
+    /// The conversation as plain prompt/response messages (`ask/stream`'s conversations).
+    var turns: [ChatMessage] {
+        get { entries.map(\.message) }
+        set { entries = newValue.map { SessionEntry(message: $0, kind: $0.role == .user ? .prompt : .response) } }
+    }
+
+    var messages: [ChatMessage] { (system.map { [ChatMessage(.system, $0)] } ?? []) + entries.map(\.message) }
+
+    /// Drops the oldest exchange (a prompt and everything up to the next prompt).
+    mutating func dropOldestExchange() {
+        let next = entries.dropFirst().firstIndex { $0.kind == .prompt } ?? entries.endIndex
+        entries.removeSubrange(..<next)
+    }
+
+    mutating func nextCallId() -> String {
+        calls += 1
+        return "call-\(calls)"
+    }
+}
+
+/// One transcript entry and the message the model saw for it.
+struct SessionEntry: Sendable {
+    var message: ChatMessage
+    var kind: SessionTranscript.Turn.Kind
+    var toolCalls: [ToolCallRecord]? = nil
+    var callId: String? = nil
+    var name: String? = nil
+    var isError: Bool? = nil
+
+    var turn: SessionTranscript.Turn {
+        .init(role: message.role == .tool || kind == .toolOutput ? "tool" : message.role.rawValue, kind: kind, content: message.content,
+              toolCalls: toolCalls, callId: callId, name: name, isError: isError)
+    }
 }
 
 /// Open sessions (and `ask/stream` conversations), at most `limit`: creating one more
@@ -33,14 +77,16 @@ public actor SessionStore {
 
     public var count: Int { sessions.count }
 
-    func create(instructions: String?, options: GenerationOptions?, trimming: SessionCreate.Trimming) -> String {
+    func create(instructions: String?, options: GenerationOptions?, trimming: SessionCreate.Trimming,
+                tools: [ToolDefinition] = [], toolSettings: ToolSettings = ToolSettings()) -> String {
         counter += 1
         tick += 1
         let id = "s\(counter)-\(UUID().uuidString.prefix(8).lowercased())"
         while sessions.count >= limit, let idle = sessions.values.filter({ !$0.busy }).min(by: { $0.lastUsed < $1.lastUsed }) {
             sessions[idle.id] = nil
         }
-        sessions[id] = SessionState(id: id, instructions: instructions, options: options, trimming: trimming, lastUsed: tick)
+        sessions[id] = SessionState(id: id, instructions: instructions, options: options, trimming: trimming,
+                                    tools: tools, toolSettings: toolSettings, lastUsed: tick)
         return id
     }
 
@@ -72,7 +118,7 @@ public actor SessionStore {
 
     func reset(_ id: String) throws {
         var s = try get(id)
-        s.turns = []
+        s.entries = []
         s.history = []
         sessions[id] = s
     }
@@ -84,7 +130,10 @@ public actor SessionStore {
 
 public enum Sessions {
     public static func create(_ p: SessionCreate.Params, _ ctx: RequestContext) async throws -> SessionCreate.Result {
-        .init(sessionId: await ctx.services.sessions.create(instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none))
+        let tools = p.tools ?? []
+        try ToolLoop.validate(tools: tools, settings: p.toolSettings, runsTools: ctx.services.peer.runsTools)
+        return .init(sessionId: await ctx.services.sessions.create(instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none,
+                                                                    tools: tools, toolSettings: p.toolSettings))
     }
 
     /// Claims the session when the request arrives (a second respond on a busy session
@@ -92,6 +141,8 @@ public enum Sessions {
     public static func respond(_ p: SessionRespond.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> SessionRespond.Result {
         let store = ctx.services.sessions
         if let schema = p.schema { _ = try GrammarBuilder.gbnf(for: schema) }  // bad schema: -32602 before any work
+        let session = try await store.get(p.sessionId)
+        try ToolLoop.validate(tools: session.tools, settings: p.toolSettings.merged(over: session.toolSettings), runsTools: true)
         let claimed = try await store.acquire(p.sessionId)
         return {
             var s = claimed
@@ -113,15 +164,20 @@ public enum Sessions {
         let options = ResolvedOptions(merged, defaultTemperature: 0.7, defaultMaxTokens: 512)
         var prompt = tokens(for: s, adding: p.prompt, engine: engine)
         while prompt.count + options.maxTokens > engine.info.contextSize {
-            guard s.trimming == .dropOldest, !s.turns.isEmpty else {
+            guard s.trimming == .dropOldest, !s.entries.isEmpty else {
                 throw EngineError.exceededContextWindowSize(promptTokens: prompt.count, maxTokens: options.maxTokens, contextSize: engine.info.contextSize)
             }
-            s.turns.removeFirst(min(2, s.turns.count))
+            s.dropOldestExchange()
             s.history = []
             prompt = tokens(for: s, adding: p.prompt, engine: engine)
         }
+        s.entries.append(SessionEntry(message: ChatMessage(.user, p.prompt), kind: .prompt))
+        if !s.tools.isEmpty {
+            var loop = ToolLoop(session: s, params: p, options: options, engine: engine, ctx: ctx)
+            return try await loop.run(&s, prompt: prompt)
+        }
         let out = try await Generation.run(engine, prompt: prompt, schema: p.schema, options: options, cachePriority: .session, progress: ctx.progress)
-        s.turns += [ChatMessage(.user, p.prompt), ChatMessage(.assistant, out.text)]
+        s.entries.append(SessionEntry(message: ChatMessage(.assistant, out.text), kind: .response))
         s.history = prompt + out.tokens
         return .init(text: p.schema == nil ? out.text : nil, content: out.json, finishReason: out.finishReason.rawValue,
                      usage: out.usage, provenance: options.provenance(engine))
@@ -171,7 +227,7 @@ public enum Sessions {
 
     public static func transcript(_ p: SessionTranscript.Params, _ ctx: RequestContext) async throws -> SessionTranscript.Result {
         let s = try await ctx.services.sessions.get(p.sessionId)
-        return .init(instructions: s.instructions, turns: s.turns.map { .init(role: $0.role.rawValue, content: $0.content) }, tokens: s.history.count)
+        return .init(instructions: s.instructions, turns: s.entries.map(\.turn), tokens: s.history.count)
     }
 
     public static func reset(_ p: SessionReset.Params, _ ctx: RequestContext) async throws -> Empty {

@@ -17,14 +17,18 @@ public struct ProtocolError: Sendable, Hashable {
         data: ["type": "object", "properties": ["error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall"]], "message": ["type": "string"], "path": ["type": "string"]], "required": ["error", "reason", "message"]])
 
     /// Generation failed: `data.error` is `exceededContextWindowSize` (with token counts),
-    /// `decodingFailure`, `concurrentRequests` (queue full) or `unsupportedLanguageOrLocale`.
+    /// `decodingFailure`, `concurrentRequests` (queue full), `unsupportedLanguageOrLocale` or
+    /// `toolCallFailed` (the client did not answer a `tool/call`: `tool`, `callId`,
+    /// `arguments`, `reason`, `timeoutMs`, and the calls made so far in `toolCalls`).
     public static let generationFailed = ProtocolError(
         code: -32010, name: "generationFailed", meaning: "The model could not produce the result; data.error names the case.",
         data: ["type": "object", "properties": [
-            "error": ["type": "string", "enum": ["exceededContextWindowSize", "decodingFailure", "concurrentRequests", "unsupportedLanguageOrLocale", "invalidGeneratedContent"]],
+            "error": ["type": "string", "enum": ["exceededContextWindowSize", "decodingFailure", "concurrentRequests", "unsupportedLanguageOrLocale", "invalidGeneratedContent", "toolCallFailed"]],
             "promptTokens": ["type": "integer"], "maxTokens": ["type": "integer"], "contextSize": ["type": "integer"],
             "language": ["type": "string"], "supportedLanguages": ["type": "array", "items": ["type": "string"]],
-            "queueCapacity": ["type": "integer"], "detail": ["type": "string"]], "required": ["error"]])
+            "queueCapacity": ["type": "integer"], "detail": ["type": "string"],
+            "tool": ["type": "string"], "callId": ["type": "string"], "arguments": [:], "reason": ["type": "string", "enum": ["timedOut", "disconnected"]],
+            "timeoutMs": ["type": "integer"], "toolCalls": ["type": "array"]], "required": ["error"]])
 
     /// A referenced resource (document uri, session id, history entry) does not exist.
     public static let notFound = ProtocolError(

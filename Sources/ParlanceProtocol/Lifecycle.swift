@@ -27,6 +27,8 @@ public enum Initialize: RPCMethod {
         public var general: GeneralCapabilities?
         public var workspace: WorkspaceCapabilities?
         public var textDocument: TextDocumentCapabilities?
+        /// Parlance: the client answers `tool/call` (sessions may then have tools).
+        public var tools: Bool?
     }
     public struct WindowCapabilities: Codable, Sendable, Schematic {
         public var workDoneProgress: Bool?
@@ -172,7 +174,7 @@ public enum Progress: RPCNotification {
         }
     }
     public enum Kind: String, Codable, Sendable, SchemaEnum { case begin, report, end }
-    public enum Phase: String, Codable, Sendable, SchemaEnum { case queued, tokenizing, prompt, generating, map, reduce, verifying, done }
+    public enum Phase: String, Codable, Sendable, SchemaEnum { case queued, tokenizing, prompt, generating, map, reduce, verifying, toolCall, done }
     public struct Value: Codable, Sendable, Schematic {
         public var kind: Kind
         public var title: String?
@@ -195,10 +197,13 @@ public enum Progress: RPCNotification {
         /// True on the first report of a new attempt: discard what was streamed for this
         /// part (or the whole result when `part` is absent) so far.
         public var restart: Bool?
+        /// Phase toolCall: a call sent to the client, or its outcome.
+        public var toolCall: ToolCallProgress?
         public init(kind: Kind, title: String? = nil, message: String? = nil, percentage: Int? = nil, cancellable: Bool? = nil,
                     phase: Phase? = nil, delta: String? = nil, part: String? = nil, partial: JSONValue? = nil,
                     promptTokens: Int? = nil, evaluatedTokens: Int? = nil, cachedTokens: Int? = nil, queuePosition: Int? = nil,
-                    attempt: Int? = nil, restart: Bool? = nil) {
+                    attempt: Int? = nil, restart: Bool? = nil, toolCall: ToolCallProgress? = nil) {
+            self.toolCall = toolCall
             self.attempt = attempt
             self.restart = restart
             self.kind = kind

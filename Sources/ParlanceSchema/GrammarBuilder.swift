@@ -61,7 +61,7 @@ public enum GrammarBuilder {
     }
 }
 
-private struct Builder {
+struct Builder {
     var rules = GrammarRules()
     var visits = 0
 

@@ -82,6 +82,7 @@ public enum SchemaDeriver {
         if let m = h.maximum { o["maximum"] = number(m) }
         if let n = h.minLength { o["minLength"] = .int(n) }
         if let n = h.maxLength { o["maxLength"] = .int(n) }
+        if let p = h.pattern { o["pattern"] = .string(p) }
         return o
     }
 
@@ -150,6 +151,7 @@ final class DerivationContext {
 
     func derive(_ type: any Decodable.Type, codingPath: [any CodingKey]) -> Derived {
         if let p = Self.primitive(type) { return p }
+        if let t = type as? any SchemaProviding.Type { return Derived(schema: t.providedSchema, value: t.schemaPlaceholder) }
         if let e = type as? any SchemaEnum.Type {
             var o = JSONObject([("type", "string"), ("enum", .array(e.schemaRawValues.map { .string($0) }))])
             if let d = e.schemaDescription { o["description"] = .string(d) }

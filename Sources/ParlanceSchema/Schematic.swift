@@ -25,12 +25,15 @@ public struct SchemaHint: Sendable {
     public var maximum: Double?
     public var enumValues: [JSONValue]?
     public var format: String?
+    /// A regular expression the string must match (validation only; grammars refuse `pattern`).
+    public var pattern: String?
 
     public init(
         description: String? = nil, minItems: Int? = nil, maxItems: Int? = nil, minLength: Int? = nil,
         maxLength: Int? = nil, minimum: Double? = nil, maximum: Double? = nil, enumValues: [JSONValue]? = nil,
-        format: String? = nil
+        format: String? = nil, pattern: String? = nil
     ) {
+        self.pattern = pattern
         self.description = description
         self.minItems = minItems
         self.maxItems = maxItems
@@ -71,6 +74,14 @@ extension Schematic {
     public static var schemaHints: [String: SchemaHint] { [:] }
     public static var schemaDescription: String? { nil }
     public static var schemaTitle: String { String(describing: Self.self) }
+}
+
+/// A type whose JSON Schema cannot be derived by decoding it (a value that is one of
+/// several shapes, like `"auto"` or `{"name": …}`): it states its schema, and a value the
+/// recorder can stand in with while deriving the types that contain it.
+public protocol SchemaProviding: Decodable {
+    static var providedSchema: JSONValue { get }
+    static var schemaPlaceholder: Self { get }
 }
 
 /// A string enum: its schema is `{"type":"string","enum":[raw values in allCases order]}`.

@@ -11,6 +11,7 @@ enum Registry {
         // Lifecycle
         r.on(Initialize.self, ordered: true) { params, ctx in
             let (encoding, problem) = lsp.configure(params)
+            ctx.services.peer.runsTools = params.capabilities?.tools == true
             var capabilities = Initialize.ServerCapabilities(
                 methods: lifecycle.methodNames, notifications: lifecycle.notificationNames, workDoneProgress: true,
                 framings: ["lsp", "ndjson"], maxMessageBytes: lifecycle.maxMessageBytes,
@@ -44,6 +45,7 @@ enum Registry {
         r.on(SessionTranscript.self, ordered: true, Sessions.transcript)
         r.on(SessionReset.self, ordered: true, Sessions.reset)
         r.on(SessionClose.self, ordered: true, Sessions.close)
+        r.clientMethod(ToolCall.self)
 
         // Documents
         r.on(DocumentOpen.self, ordered: true, DocumentHandlers.open)

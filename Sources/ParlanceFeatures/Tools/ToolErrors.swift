@@ -1,0 +1,63 @@
+import JSONRPC
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceSchema
+
+/// The tool settings checked before any work, and the errors a tool turn ends with.
+extension ToolLoop {
+    /// -32602 for tools from a client that cannot run them, duplicate names, parameters the
+    /// grammar cannot express, or a toolChoice the tools do not allow.
+    static func validate(tools: [ToolDefinition], settings: ToolSettings, runsTools: Bool) throws {
+        if !tools.isEmpty && !runsTools {
+            throw ResponseError.invalidParams(
+                "this client did not declare that it runs tools: send capabilities.tools = true in initialize to create a session with tools",
+                data: ["error": "toolsNotSupportedByClient", "path": "/tools"])
+        }
+        var seen: Set<String> = []
+        for (i, t) in tools.enumerated() {
+            guard seen.insert(t.name).inserted else {
+                throw ResponseError.invalidParams("tool name '\(t.name)' is used twice", data: ["error": "duplicateToolName", "path": .string("/tools/\(i)/name")])
+            }
+            if let type = t.argumentsSchema["type"], type != "object" {
+                throw ResponseError.invalidParams("tools[\(i)].parameters must be an object schema (type object), got type \(type.serialized())",
+                                                  data: ["error": "invalidToolParameters", "path": .string("/tools/\(i)/parameters/type")])
+            }
+            do {
+                _ = try ToolCallFormat.gbnf(tools: [.init(name: t.name, parameters: t.argumentsSchema)], maxCalls: 1, answer: .callOnly)
+            } catch {
+                throw ResponseError.invalidParams("tools[\(i)].parameters: \(error)", data: ["error": "invalidToolParameters", "path": .string("/tools/\(i)/parameters")])
+            }
+        }
+        let names = JSONValue.array(tools.map { .string($0.name) })
+        switch settings.toolChoice {
+        case .required? where tools.isEmpty:
+            throw ResponseError.invalidParams("toolChoice required needs tools, and this session has none", data: ["error": "invalidToolChoice", "tools": names])
+        case .named(let n)? where !tools.contains { $0.name == n }:
+            throw ResponseError.invalidParams("toolChoice names '\(n)', which is not one of the session's tools", data: ["error": "invalidToolChoice", "tools": names])
+        default: break
+        }
+    }
+
+    /// The client did not answer in time, or the connection closed: -32010 toolCallFailed.
+    static func failed(_ r: ToolCallRecord, _ f: Outgoing.Failure, timeoutMs: Int, before: [ToolCallRecord]) -> ResponseError {
+        let (reason, message): (String, String)
+        switch f {
+        case .timedOut: (reason, message) = ("timedOut", "the client did not answer tool/call \(r.name) (\(r.callId)) within \(timeoutMs) ms")
+        case .closed: (reason, message) = ("disconnected", "the connection closed before the client answered tool/call \(r.name) (\(r.callId))")
+        }
+        return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), message, data: [
+            "error": "toolCallFailed", "tool": .string(r.name), "callId": .string(r.callId), "arguments": r.arguments,
+            "reason": .string(reason), "timeoutMs": .int(timeoutMs), "toolCalls": (try? JSONValue(encoding: before)) ?? .array([]),
+        ])
+    }
+
+    /// -32800 with what the turn had produced: the partial text, the calls made, and the
+    /// turn's transcript entries (the session itself stays as it was before the turn).
+    static func cancelled(partial: String, generatedTokens: Int, records: [ToolCallRecord], turn: [SessionEntry]) -> ResponseError {
+        ResponseError(.requestCancelled, "request cancelled", data: [
+            "partial": .string(partial), "generatedTokens": .int(generatedTokens),
+            "toolCalls": (try? JSONValue(encoding: records)) ?? .array([]),
+            "transcript": (try? JSONValue(encoding: turn.map(\.turn))) ?? .array([]),
+        ])
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import JSONRPC
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceSchema
+
+/// One `session/respond` on a session with tools: each step's output is constrained to the
+/// answer or calls (`ToolCallFormat`); calls go to the client as `tool/call`, their outputs
+/// join the conversation, and the next step evaluates only those new tokens. Ends with the
+/// answer, at most `maxToolCalls` calls later.
+struct ToolLoop {
+    static let defaultMaxCalls = 5
+    static let defaultTimeoutMs = 30_000
+
+    let sessionId: String
+    let tools: [ToolDefinition]
+    let schema: JSONValue?
+    let options: ResolvedOptions
+    let engine: Engine
+    let ctx: RequestContext
+    var choice: ToolChoice
+    let maxCalls: Int
+    let timeoutMs: Int
+    let reset: Bool
+
+    init(session s: SessionState, params p: SessionRespond.Params, options: ResolvedOptions, engine: Engine, ctx: RequestContext) {
+        let settings = p.toolSettings.merged(over: s.toolSettings)
+        sessionId = s.id
+        tools = s.tools
+        schema = p.schema
+        self.options = options
+        self.engine = engine
+        self.ctx = ctx
+        choice = settings.toolChoice ?? .auto
+        maxCalls = settings.maxToolCalls ?? Self.defaultMaxCalls
+        timeoutMs = settings.toolTimeoutMs ?? Self.defaultTimeoutMs
+        reset = settings.resetToolChoice ?? true
+    }
+
+    /// Runs the turn (its prompt entry is already in `s`). On success `s` holds the calls,
+    /// outputs and answer, and the exact tokens the model saw.
+    mutating func run(_ s: inout SessionState, prompt first: [Token]) async throws -> SessionRespond.Result {
+        var prompt = first
+        var records: [ToolCallRecord] = []
+        var steps: [Usage] = []
+        let turnStart = s.entries.count - 1
+        do {
+            while true {
+                let callable = callableTools(remaining: maxCalls - records.count)
+                let out = try await step(prompt, callable: callable, remaining: maxCalls - records.count)
+                steps.append(out.usage)
+                if !callable.isEmpty, let calls = try Self.calls(in: out) {
+                    s.history = prompt + out.tokens
+                    let at = s.entries.count
+                    s.entries.append(SessionEntry(message: ChatMessage(.assistant, out.text), kind: .toolCalls, toolCalls: []))
+                    for call in calls {
+                        let record = try await invoke(call, callId: s.nextCallId(), before: records)
+                        records.append(record)
+                        s.entries[at].toolCalls?.append(record)
+                        s.entries.append(SessionEntry(message: ToolPrompt.output(of: record, prompt: engine.prompt), kind: .toolOutput,
+                                                      callId: record.callId, name: record.name, isError: record.error == nil ? nil : true))
+                    }
+                    let assistant = at + (s.system == nil ? 0 : 1)
+                    prompt = s.history + engine.prompt.continuation(of: s.messages, after: assistant)
+                    if reset { choice = .auto }
+                    continue
+                }
+                return try await answer(out, prompt: prompt, &s, records: records, steps: steps)
+            }
+        } catch let e as EngineError {
+            guard case .cancelled(let partial, let n) = e else { throw e }
+            throw Self.cancelled(partial: partial, generatedTokens: n, records: records, turn: Array(s.entries[turnStart...]))
+        } catch is CancellationError {
+            throw Self.cancelled(partial: "", generatedTokens: 0, records: records, turn: Array(s.entries[turnStart...]))
+        }
+    }
+
+    /// The tools the model may call at this step (none when the choice or the budget says so).
+    func callableTools(remaining: Int) -> [ToolDefinition] {
+        guard remaining > 0 else { return [] }
+        switch choice {
+        case .none: return []
+        case .auto, .required: return tools
+        case .named(let n): return tools.filter { $0.name == n }
+        }
+    }
+
+    func step(_ prompt: [Token], callable: [ToolDefinition], remaining: Int) async throws -> Generation.StreamOut {
+        let mustCall: Bool
+        switch choice {
+        case .required, .named: mustCall = !callable.isEmpty
+        case .auto, .none: mustCall = false
+        }
+        var answer = ToolCallFormat.Answer.text
+        if mustCall { answer = .callOnly } else if let schema { answer = .schema(schema) }
+        let formats = callable.map { ToolCallFormat.Tool(name: $0.name, parameters: $0.argumentsSchema) }
+        let grammar = try ToolCallFormat.gbnf(tools: formats, maxCalls: remaining, answer: answer)
+        let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: options.seed, grammar: grammar,
+                                        maxTokens: options.maxTokens, cachePriority: .session, deterministic: options.deterministic)
+        let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
+        return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
+                                           holdBack: holdBack)
+    }
+
+    /// The calls in a step's output; nil when it is the answer.
+    static func calls(in out: Generation.StreamOut) throws -> [ToolCallFormat.ParsedCall]? {
+        do {
+            return try ToolCallFormat.parse(out.text)
+        } catch {
+            let detail = out.finishReason == .length ? "the tool call was cut off at maxTokens" : "\(error)"
+            throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's tool call is not usable: \(detail)",
+                                data: ["error": "decodingFailure", "detail": .string(detail)])
+        }
+    }
+
+    /// The final answer: text, or JSON valid for the turn's schema (a violation is generated
+    /// again under the schema alone, with `Generation`'s retries).
+    func answer(_ out: Generation.StreamOut, prompt: [Token], _ s: inout SessionState, records: [ToolCallRecord], steps: [Usage]) async throws -> SessionRespond.Result {
+        var steps = steps
+        var text = out.text, tokens = out.tokens, finish = out.finishReason
+        var json: JSONValue?
+        if let schema {
+            if let parsed = try? JSONParser.parse(out.text), SchemaValidator.validate(parsed, against: schema).isEmpty {
+                json = parsed
+            } else {
+                ctx.progress(.init(kind: .report, message: "the answer did not match the schema; generating it again", phase: .generating, attempt: 2, restart: true))
+                let again = try await Generation.run(engine, prompt: prompt, schema: schema, options: options, cachePriority: .session, progress: ctx.progress)
+                steps.append(again.usage)
+                (text, tokens, finish, json) = (again.text, again.tokens, again.finishReason, again.json)
+            }
+        }
+        s.entries.append(SessionEntry(message: ChatMessage(.assistant, text), kind: .response))
+        s.history = prompt + tokens
+        return .init(text: schema == nil ? text : nil, content: json, finishReason: finish.rawValue, usage: steps.reduce(.zero, +),
+                     provenance: options.provenance(engine), toolCalls: records, steps: steps)
+    }
+
+    /// Sends one `tool/call` and waits for the client. An error answer is the call's
+    /// outcome (the model is told); no answer in time, or a closed connection, ends the turn.
+    func invoke(_ call: ToolCallFormat.ParsedCall, callId: String, before: [ToolCallRecord]) async throws -> ToolCallRecord {
+        var r = ToolCallRecord(callId: callId, name: call.name, arguments: call.arguments)
+        if let tool = tools.first(where: { $0.name == call.name }) {
+            let violations = SchemaValidator.validate(call.arguments, against: tool.argumentsSchema)
+            if !violations.isEmpty {
+                // The grammar's known gaps: the client is not asked; the model is told why.
+                r.error = ToolCallError(code: ErrorCode.invalidParams.rawValue,
+                                        message: "the arguments do not match the tool's parameters: " + violations.map(\.description).joined(separator: "; "))
+                ctx.progress(.init(kind: .report, message: "\(call.name): invalid arguments", phase: .toolCall, toolCall: .init(r, state: .failed)))
+                return r
+            }
+        }
+        ctx.progress(.init(kind: .report, message: "calling \(call.name)", phase: .toolCall, toolCall: .init(r, state: .started)))
+        let start = ContinuousClock.now
+        let params = try JSONValue(encoding: ToolCall.Params(sessionId: sessionId, callId: callId, name: call.name, arguments: call.arguments))
+        do {
+            let answer = try await ctx.services.client.request(ToolCall.name, params, timeout: .milliseconds(timeoutMs))
+            if let content = answer["content"] {
+                r.output = content
+            } else {
+                r.error = ToolCallError(code: ErrorCode.invalidParams.rawValue, message: "the client's answer to tool/call has no content: \(answer.serialized().prefix(200))")
+            }
+        } catch let e as ResponseError {
+            r.error = ToolCallError(code: e.code.rawValue, message: e.message)
+        } catch let f as Outgoing.Failure {
+            throw Self.failed(r, f, timeoutMs: timeoutMs, before: before)
+        }
+        r.ms = Self.milliseconds(since: start)
+        ctx.progress(.init(kind: .report, message: "\(call.name) \(r.error == nil ? "answered" : "failed")", phase: .toolCall,
+                           toolCall: .init(r, state: r.error == nil ? .finished : .failed)))
+        return r
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let d = ContinuousClock.now - start
+        return ((Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15) * 10).rounded() / 10
+    }
+}

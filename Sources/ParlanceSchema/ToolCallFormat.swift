@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(ParlanceJSON)
+import ParlanceJSON
+#endif
+
+/// How a model writes tool calls, defined once: the grammar that lets it write either its
+/// answer or calls (never anything else), and the parser that reads the calls back.
+///
+/// A call is `<tool_call>\n{"name":"get_weather","arguments":{…}}\n</tool_call>` (the
+/// Hermes/Qwen convention many instruction-tuned GGUF models were trained on); one output
+/// holds one or several calls separated by a newline, and nothing else. The `arguments`
+/// object is generated under the grammar of that tool's `parameters` schema, so it is valid
+/// for it by construction (up to the gaps `GrammarBuilder` lists, which the validator
+/// catches). An answer is free text that does not begin with `<`, or JSON valid for the
+/// turn's schema.
+public enum ToolCallFormat {
+    public static let open = "<tool_call>\n"
+    public static let close = "\n</tool_call>"
+    public static let separator = "\n"
+    static let marker = "<tool_call>"
+
+    public struct Tool: Sendable {
+        public var name: String
+        public var parameters: JSONValue
+        public init(name: String, parameters: JSONValue) {
+            self.name = name
+            self.parameters = parameters
+        }
+    }
+
+    /// What the model may write at one step.
+    public enum Answer: Sendable {
+        /// Text (not beginning with `<`).
+        case text
+        /// JSON valid for the schema.
+        case schema(JSONValue)
+        /// No answer: the step must call.
+        case callOnly
+    }
+
+    /// The JSON Schema of one call object: `{"name": <one of the tools>, "arguments": <its parameters>}`.
+    public static func callSchema(_ tools: [Tool]) -> JSONValue {
+        let alternatives: [JSONValue] = tools.map { t in
+            ["type": "object", "properties": ["name": ["const": .string(t.name)], "arguments": t.parameters],
+             "required": ["name", "arguments"], "additionalProperties": false]
+        }
+        return alternatives.count == 1 ? alternatives[0] : ["anyOf": .array(alternatives)]
+    }
+
+    /// GBNF for one step: 1...`maxCalls` calls to `tools`, or the answer. With no tools or
+    /// `maxCalls` 0, the answer alone (text that does not begin with a call, or the schema).
+    public static func gbnf(tools: [Tool], maxCalls: Int, answer: Answer) throws(SchemaGrammarError) -> String {
+        var b = Builder()
+        var alternatives: [String] = []
+        if !tools.isEmpty && maxCalls > 0 {
+            let json = try b.visit(callSchema(tools), "#", "call-json", 0)
+            let call = b.rules.add("tool-call", "\(GrammarRules.literal(open)) \(json) \(GrammarRules.literal(close))")
+            let more = b.rules.add("tool-call-more", "\(GrammarRules.literal(separator)) \(call)")
+            alternatives.append(maxCalls > 1 ? b.rules.add("tool-calls", "\(call) \(NumberGrammar.repeated(more, 0, maxCalls - 1))") : call)
+        }
+        switch answer {
+        case .text: alternatives.append(textNotBeginningWithCall(&b.rules))
+        case .schema(let s): alternatives.append(try b.visit(s, "#", "answer", 0))
+        case .callOnly:
+            guard !alternatives.isEmpty else { throw .invalidSchema("a step that must call needs at least one tool and one call left") }
+        }
+        b.rules.finish(top: alternatives.count == 1 ? alternatives[0] : b.rules.add("step", alternatives.joined(separator: " | ")))
+        return b.rules.text
+    }
+
+    /// Text of at least one character that does not begin with `<`: a call begins with
+    /// `<tool_call>`, and a small model that may not call any more imitates it (`<tool_call*>`,
+    /// `<tool>`) rather than answer, so an answer of a session with tools never begins with
+    /// `<` (an answer that is HTML begins with a word or a space instead).
+    static func textNotBeginningWithCall(_ rules: inout GrammarRules) -> String {
+        rules.add("answer-text", "[^<\\x00] [^\\x00]*")
+    }
+
+    /// A call read back from the model's output.
+    public struct ParsedCall: Sendable, Equatable {
+        public var name: String
+        public var arguments: JSONValue
+    }
+
+    /// Whether `text` is (so far) a call rather than an answer: it begins with `<`, which
+    /// an answer never does under this format's grammar.
+    public static func beginsWithCall(_ text: String) -> Bool { text.hasPrefix("<") }
+
+    /// The calls in an output the call grammar produced, or nil when it is an answer. Throws
+    /// when it begins like a call but is not whole (cut off by maxTokens).
+    public static func parse(_ text: String) throws(SchemaGrammarError) -> [ParsedCall]? {
+        guard text.hasPrefix(marker) else { return nil }
+        var calls: [ParsedCall] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            guard rest.hasPrefix(open), let end = rest.range(of: close) else {
+                throw .invalidSchema("the tool call is incomplete: \(String(rest.prefix(80)))")
+            }
+            let body = String(rest[rest.index(rest.startIndex, offsetBy: open.count)..<end.lowerBound])
+            guard let json = try? JSONParser.parse(body), let name = json["name"]?.stringValue, let args = json["arguments"] else {
+                throw .invalidSchema("the tool call is not {\"name\", \"arguments\"} JSON: \(String(body.prefix(80)))")
+            }
+            calls.append(ParsedCall(name: name, arguments: args))
+            rest = rest[end.upperBound...]
+            if rest.hasPrefix(separator) { rest = rest.dropFirst(separator.count) }
+        }
+        return calls
+    }
+}
