@@ -63,6 +63,28 @@ example_node() {
 step "example: ndjson.sh" 900 bash -c "$(declare -f example_ndjson); ROOT='$ROOT' TMP='$TMP' example_ndjson"
 step "example: summarize_srt.py" 900 bash -c "$(declare -f example_summarize); ROOT='$ROOT' TMP='$TMP' example_summarize"
 step "example: ask_stream.mjs" 900 bash -c "$(declare -f example_node); ROOT='$ROOT' TMP='$TMP' example_node"
+# Tools: the model calls Python functions (the clock) through the Python client.
+example_tools() {
+  python3 "$ROOT/protocol/examples/tools_clock.py" > "$TMP/tools.out" || { cat "$TMP/tools.out"; return 1; }
+  cat "$TMP/tools.out"
+  grep -q '^Tool calls: [1-9]' "$TMP/tools.out" && grep -q '^Answer: ' "$TMP/tools.out"
+}
+step "example: tools_clock.py" 900 bash -c "$(declare -f example_tools); ROOT='$ROOT' TMP='$TMP' example_tools"
+# The Python client's own tests (unit + real daemon), run against the package as pip
+# installs it from its pyproject.toml (built from a copy, so the tree stays clean). An
+# isolated build fetches setuptools; offline, the installed setuptools builds it instead.
+python_client() {
+  rm -rf "$TMP/pyclient-src" "$TMP/pyclient" && cp -R "$ROOT/protocol/clients/python" "$TMP/pyclient-src" || return 1
+  rm -rf "$TMP/pyclient-src/build" "$TMP/pyclient-src"/*.egg-info
+  export PIP_ROOT_USER_ACTION=ignore
+  python3 -m pip install --quiet --no-deps --target "$TMP/pyclient" "$TMP/pyclient-src" \
+    || { echo "isolated build failed; retrying with --no-build-isolation"; rm -rf "$TMP/pyclient"
+         python3 -m pip install --quiet --no-deps --no-build-isolation --target "$TMP/pyclient" "$TMP/pyclient-src"; } \
+    || return 1
+  PYTHONPATH="$TMP/pyclient" PARLANCE_CLIENT_INSTALLED_IN="$TMP/pyclient" \
+    python3 -m pytest "$ROOT/protocol/clients/python/tests" -q
+}
+step "python client: pip install + pytest" 900 bash -c "$(declare -f python_client); ROOT='$ROOT' TMP='$TMP' python_client"
 
 # 3. ── Editors' tests ──────────────────────────────────────────────────────────────────
 # Owned by the editors work: every executable editors/<name>/test.sh runs here, from the

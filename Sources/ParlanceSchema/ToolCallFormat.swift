@@ -11,8 +11,8 @@ import ParlanceJSON
 /// holds one or several calls separated by a newline, and nothing else. The `arguments`
 /// object is generated under the grammar of that tool's `parameters` schema, so it is valid
 /// for it by construction (up to the gaps `GrammarBuilder` lists, which the validator
-/// catches). An answer is free text that does not begin with `<`, or JSON valid for the
-/// turn's schema.
+/// catches). An answer is free text that does not begin with `<` nor contain `<tool_call>`,
+/// or JSON valid for the turn's schema.
 public enum ToolCallFormat {
     public static let open = "<tool_call>\n"
     public static let close = "\n</tool_call>"
@@ -30,7 +30,7 @@ public enum ToolCallFormat {
 
     /// What the model may write at one step.
     public enum Answer: Sendable {
-        /// Text (not beginning with `<`).
+        /// Text (not beginning with `<`, never containing the call marker).
         case text
         /// JSON valid for the schema.
         case schema(JSONValue)
@@ -59,7 +59,7 @@ public enum ToolCallFormat {
             alternatives.append(maxCalls > 1 ? b.rules.add("tool-calls", "\(call) \(NumberGrammar.repeated(more, 0, maxCalls - 1))") : call)
         }
         switch answer {
-        case .text: alternatives.append(textNotBeginningWithCall(&b.rules))
+        case .text: alternatives.append(textWithoutCall(&b.rules))
         case .schema(let s): alternatives.append(try b.visit(s, "#", "answer", 0))
         case .callOnly:
             guard !alternatives.isEmpty else { throw .invalidSchema("a step that must call needs at least one tool and one call left") }
@@ -68,18 +68,42 @@ public enum ToolCallFormat {
         return b.rules.text
     }
 
-    /// Text of at least one character that does not begin with `<`: a call begins with
-    /// `<tool_call>`, and a small model that may not call any more imitates it (`<tool_call*>`,
-    /// `<tool>`) rather than answer, so an answer of a session with tools never begins with
-    /// `<` (an answer that is HTML begins with a word or a space instead).
-    static func textNotBeginningWithCall(_ rules: inout GrammarRules) -> String {
-        rules.add("answer-text", "[^<\\x00] [^\\x00]*")
+    /// Text of at least one character that does not begin with `<` and never contains the
+    /// call marker. A small model that may not call any more imitates a call (`<tool_call*>`
+    /// at the start, or a `<tool_call>` block after a sentence) rather than answer; so an
+    /// answer of a session with tools never begins with `<` (an answer that is HTML begins
+    /// with a word or a space instead), and the marker cannot appear in it at all.
+    ///
+    /// The marker's only `<` is its first character, so "does not contain it" is a small
+    /// automaton: state i has matched the marker's first i characters; `<` always goes to
+    /// state 1, the next marker character to i+1 (never to the full marker), anything else
+    /// to 0; the text may end in any state. Written as right-recursive rules, one per state.
+    static func textWithoutCall(_ rules: inout GrammarRules) -> String {
+        let m = Array(marker)
+        let names = (0..<m.count).map { "text-s\($0)" }
+        for i in (0..<m.count).reversed() {
+            var alts = ["", "\"<\" \(names[1])"]
+            if i == 0 {
+                alts.append("[^<\\x00] \(names[0])")
+            } else {
+                alts.append("[^\(classEscape(m[i]))<\\x00] \(names[0])")
+                if i + 1 < m.count { alts.append("\(GrammarRules.literal(String(m[i]))) \(names[i + 1])") }
+            }
+            _ = rules.define(names[i], alts.joined(separator: " | "))
+        }
+        return rules.add("answer-text", "[^<\\x00] \(names[0])")
     }
+
+    static func classEscape(_ c: Character) -> String { "\\^-]".contains(c) ? "\\\(c)" : String(c) }
 
     /// A call read back from the model's output.
     public struct ParsedCall: Sendable, Equatable {
         public var name: String
         public var arguments: JSONValue
+        public init(name: String, arguments: JSONValue) {
+            self.name = name
+            self.arguments = arguments
+        }
     }
 
     /// Whether `text` is (so far) a call rather than an answer: it begins with `<`, which

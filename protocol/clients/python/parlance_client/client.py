@@ -11,9 +11,25 @@ Example::
             on_progress=lambda v: print(v.get("delta", ""), end="", flush=True))
         print(r["summary"])
 
+Tools: register functions with :meth:`ParlanceClient.tool` and pass
+:attr:`ParlanceClient.tools` to ``session/create``; the client answers the daemon's
+``tool/call`` requests by running them::
+
+    with ParlanceClient() as client:
+        @client.tool
+        def get_weather(city: str) -> str:
+            '''The current weather in a city.'''
+            return f"Sunny in {city}"
+
+        client.initialize()                        # declares capabilities.tools
+        sid = client.request("session/create", {"tools": client.tools})["sessionId"]
+        r = client.request("session/respond", {"sessionId": sid, "prompt": "Weather in Paris?"})
+        print(r["toolCalls"], r["text"])
+
 Threading model: one background thread reads the daemon's stdout, decodes frames and
 dispatches them; progress callbacks and notification handlers run on that thread (keep
-them short; never call :meth:`ParlanceClient.request` from inside one). Every public
+them short; never call :meth:`ParlanceClient.request` from inside one). Each tool call
+runs on a thread of its own, so a slow tool does not stop the reader. Every public
 method may be called from any thread.
 """
 
@@ -27,14 +43,21 @@ import shutil
 import subprocess
 import threading
 import time
-from typing import IO, Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import (IO, Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar,
+                    Union, overload)
 
 from .framing import Frame, FrameDecoder, Framing, encode
+from .tools import Tool, ToolArgumentsError, ToolInvocation, _set_current, json_content, tool_from_function
 
 JSON = Any
 RequestId = Union[int, str]
 ProgressCallback = Callable[[Dict[str, Any]], None]
 NotificationHandler = Callable[[str, Any], None]
+ToolCallHandler = Callable[[ToolInvocation], None]
+F = TypeVar("F", bound=Callable[..., Any])
+
+TOOL_CALL = "tool/call"
+"""The request the daemon sends to run a tool."""
 
 ERROR_NAMES: Dict[int, str] = {
     -32700: "parseError",
@@ -201,21 +224,37 @@ class ParlanceClient:
     :param stderr: where the daemon's log goes: a file object, ``subprocess.DEVNULL``, or
         None to inherit this process's stderr.
     :param default_timeout: seconds :meth:`request` waits for a response.
+    :param tools: functions to register as tools (as :meth:`tool` does).
+    :param streams: ``(reader, writer)``: talk over these byte streams instead of spawning
+        the daemon — a pipe pair, a socket's ``makefile("rb")`` / ``makefile("wb")``, a
+        process started elsewhere. ``binary``, ``args``, ``env``, ``stderr`` and ``cwd`` are
+        then unused and :attr:`process` is None.
     """
 
     def __init__(self, binary: Optional[str] = None, args: Sequence[str] = (), *, framing: Framing = "ndjson",
                  env: Optional[Mapping[str, str]] = None, stderr: Union[None, int, IO[Any]] = None,
-                 cwd: Optional[str] = None, default_timeout: float = 300.0) -> None:
+                 cwd: Optional[str] = None, default_timeout: float = 300.0,
+                 tools: Iterable[Callable[..., Any]] = (),
+                 streams: Optional[Tuple[IO[bytes], IO[bytes]]] = None) -> None:
         if framing not in ("ndjson", "lsp"):
             raise ValueError(f"framing must be 'ndjson' or 'lsp', got {framing!r}")
-        self.binary = find_binary(binary)
         self.framing: Framing = framing
         self.default_timeout = default_timeout
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        self.process = subprocess.Popen(
-            [self.binary, "--stdio", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=stderr, env=full_env, cwd=cwd, bufsize=0)
+        #: The daemon's process (None with ``streams``).
+        self.process: Optional["subprocess.Popen[bytes]"] = None
+        self.binary: Optional[str] = None
+        if streams is None:
+            self.binary = find_binary(binary)
+            full_env = dict(os.environ)
+            full_env.update(env or {})
+            self.process = subprocess.Popen(
+                [self.binary, "--stdio", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=stderr, env=full_env, cwd=cwd, bufsize=0)
+            assert self.process.stdin is not None and self.process.stdout is not None
+            self._rfile: IO[bytes] = self.process.stdout
+            self._wfile: IO[bytes] = self.process.stdin
+        else:
+            self._rfile, self._wfile = streams
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()  # guards _pending, _tokens
         self._ids = itertools.count(1)
@@ -227,7 +266,7 @@ class ParlanceClient:
         self._server_requests: "queue.Queue[Dict[str, Any]]" = queue.Queue()
         self._closed = threading.Event()
         #: Every notification received, as (method, params), most recent last.
-        self.notifications: Deque[tuple] = collections.deque(maxlen=10000)
+        self.notifications: Deque[Tuple[str, Any]] = collections.deque(maxlen=10000)
         #: The framing of every message received, in order.
         self.received_framings: Deque[Framing] = collections.deque(maxlen=10000)
         #: How many error responses of each code this client has received.
@@ -238,24 +277,49 @@ class ParlanceClient:
         self.server_info: Optional[Dict[str, Any]] = None
         self.capabilities: Optional[Dict[str, Any]] = None
         self.model: Optional[Dict[str, Any]] = None
+        self._tools: Dict[str, Tool] = {}
+        self._tool_lock = threading.Lock()  # guards _tools, _tool_calls
+        self._tool_calls: Dict[Any, ToolInvocation] = {}  # running, by request id
+        self._tool_handlers: List[ToolCallHandler] = []
+        #: Every ``tool/call`` this client answered (or is running), oldest first.
+        self.tool_invocations: Deque[ToolInvocation] = collections.deque(maxlen=10000)
+        for t in tools:
+            self.tool(t)
         self._reader = threading.Thread(target=self._read_loop, name="parlance-reader", daemon=True)
         self._reader.start()
 
     # -- lifecycle -------------------------------------------------------------------
 
     def initialize(self, client_name: str = "parlance-python", client_version: Optional[str] = None,
-                   send_initialized: bool = True, **params: Any) -> Dict[str, Any]:
+                   send_initialized: bool = True, *, tools: Optional[bool] = None, **params: Any) -> Dict[str, Any]:
         """Send ``initialize`` (then the ``initialized`` notification) and return the result.
 
         The result holds ``serverInfo``, ``capabilities`` (``methods``: every method this
         daemon answers) and ``model`` (availability, as ``model/status`` reports it).
+
+        ``capabilities.tools`` is declared (true) when ``tools`` is True, or when it is None
+        and a tool is registered: the daemon accepts ``tools`` on ``session/create`` only
+        then. A ``capabilities`` dict in ``params`` is merged over the defaults.
         """
         info: Dict[str, Any] = {"name": client_name}
         if client_version:
             info["version"] = client_version
-        p = {"processId": os.getpid(), "clientInfo": info, "capabilities": {"window": {"workDoneProgress": True}}}
+        caps: Dict[str, Any] = {"window": {"workDoneProgress": True}}
+        with self._tool_lock:
+            declare = bool(self._tools) if tools is None else tools
+        if declare:
+            caps["tools"] = True
+        p: Dict[str, Any] = {"processId": os.getpid(), "clientInfo": info}
+        extra_caps = params.pop("capabilities", None)
+        if isinstance(extra_caps, Mapping):
+            caps.update(extra_caps)
+            p["capabilities"] = caps
+        elif extra_caps is not None:
+            p["capabilities"] = extra_caps  # sent as given (e.g. to test the daemon's validation)
+        else:
+            p["capabilities"] = caps
         p.update(params)
-        result = self.request("initialize", p)
+        result: Dict[str, Any] = self.request("initialize", p)
         self.server_info = result.get("serverInfo")
         self.capabilities = result.get("capabilities")
         self.model = result.get("model")
@@ -280,21 +344,29 @@ class ParlanceClient:
         """Close the daemon's stdin; it cancels outstanding work and exits with code 0."""
         with self._write_lock:
             try:
-                if self.process.stdin and not self.process.stdin.closed:
-                    self.process.stdin.close()
+                if not self._wfile.closed:
+                    self._wfile.close()
             except OSError:
                 pass
 
     def wait(self, timeout: Optional[float] = None) -> int:
-        """Wait for the daemon to exit and return its exit code."""
+        """Wait for the daemon to exit and return its exit code. With ``streams``: wait for
+        the other side to close its output, then return 0 (raises
+        :class:`subprocess.TimeoutExpired` after ``timeout``)."""
+        if self.process is None:
+            self._reader.join(timeout)
+            if self._reader.is_alive():
+                raise subprocess.TimeoutExpired("parlance (streams)", timeout or 0.0)
+            return 0
         code = self.process.wait(timeout)
         self._reader.join(5)
         return code
 
     def close(self, timeout: float = 10.0) -> int:
         """Stop the daemon: ``shutdown`` + ``exit`` when it is still serving, then close
-        stdin; kill it if it has not exited within ``timeout``. Returns the exit code."""
-        if self.process.poll() is None and not self._closed.is_set():
+        stdin; kill it if it has not exited within ``timeout``. Returns the exit code
+        (with ``streams``: 0, or -1 when the other side kept its output open)."""
+        if self.running and not self._closed.is_set():
             try:
                 self.shutdown(timeout=timeout)
                 self.exit()
@@ -304,6 +376,8 @@ class ParlanceClient:
         try:
             return self.wait(timeout)
         except subprocess.TimeoutExpired:
+            if self.process is None:
+                return -1
             self.process.kill()
             return self.wait(timeout)
 
@@ -315,7 +389,9 @@ class ParlanceClient:
 
     @property
     def running(self) -> bool:
-        """True while the daemon process is alive."""
+        """True while the daemon process is alive (with ``streams``: until its output ends)."""
+        if self.process is None:
+            return not self._closed.is_set()
         return self.process.poll() is None
 
     # -- messages --------------------------------------------------------------------
@@ -399,11 +475,14 @@ class ParlanceClient:
     def send_raw(self, data: bytes) -> None:
         """Write raw bytes to the daemon's stdin (for testing framing and parse errors)."""
         with self._write_lock:
-            stdin = self.process.stdin
-            if stdin is None or stdin.closed:
+            out = self._wfile
+            if out.closed:
                 raise BrokenPipeError("the daemon's stdin is closed")
-            stdin.write(data)
-            stdin.flush()
+            view = memoryview(data)
+            while view:
+                n = out.write(view)  # a raw (unbuffered) stream may write less
+                view = view[len(view) if n is None else n:]
+            out.flush()
 
     def next_unmatched(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         """The next response whose id is null or unknown (e.g. ``-32700`` parse errors)."""
@@ -415,8 +494,10 @@ class ParlanceClient:
 
     def next_server_request(self, method: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """The next request the daemon sent us (LSP's ``workspace/applyEdit``,
-        ``window/workDoneProgress/create``), whole: answer it with :meth:`respond`.
-        Requests of other methods than ``method`` are skipped (left unanswered)."""
+        ``window/workDoneProgress/create``, ``tool/call``), whole: answer it with
+        :meth:`respond`. Requests of other methods than ``method`` are skipped (left
+        unanswered). A ``tool/call`` the client answers itself (see :meth:`tool`) is not
+        queued here."""
         t = self.default_timeout if timeout is None else timeout
         deadline = time.monotonic() + t
         while True:
@@ -428,7 +509,8 @@ class ParlanceClient:
                 return m
 
     def respond(self, id: RequestId, result: JSON = None, error: Optional[Mapping[str, Any]] = None) -> None:
-        """Answers a request the daemon sent (its ``id``): ``result``, or ``error`` {code, message}."""
+        """Answers a request the daemon sent (its ``id``): ``result``, or ``error`` {code, message}.
+        A ``tool/call`` is answered with ``result={"content": …}``."""
         msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": id}
         if error is not None:
             msg["error"] = dict(error)
@@ -442,16 +524,181 @@ class ParlanceClient:
         self._handlers.append(handler)
         return lambda: self._handlers.remove(handler) if handler in self._handlers else None
 
+    # -- tools -----------------------------------------------------------------------
+
+    @overload
+    def tool(self, func: F, /, *, name: Optional[str] = None, description: Optional[str] = None,
+             parameters: Optional[Mapping[str, Any]] = None) -> F: ...
+
+    @overload
+    def tool(self, func: None = None, /, *, name: Optional[str] = None, description: Optional[str] = None,
+             parameters: Optional[Mapping[str, Any]] = None) -> Callable[[F], F]: ...
+
+    def tool(self, func: Optional[F] = None, /, *, name: Optional[str] = None, description: Optional[str] = None,
+             parameters: Optional[Mapping[str, Any]] = None) -> Union[F, Callable[[F], F]]:
+        """Register ``func`` as a tool the model may call; returns ``func`` unchanged, so it
+        works as a decorator, bare (``@client.tool``) or with options
+        (``@client.tool(name="weather", description="…")``), and as a plain call
+        (``client.tool(func, name="weather")``).
+
+        ``name`` defaults to the function's name, ``description`` to its docstring's first
+        paragraph, ``parameters`` to a JSON Schema derived from its signature and type hints
+        (:func:`parlance_client.tools.function_schema`, which raises :class:`TypeError` for a
+        parameter without a hint or with one it cannot express); an explicit ``parameters``
+        schema is used as given. Registering a name twice raises :class:`ValueError`.
+
+        When the daemon sends ``tool/call`` for it, the client runs ``func(**arguments)`` on
+        a thread of its own and answers ``{"content": value}`` (the return value as is when
+        JSON-serialisable, else ``str(value)``), or error ``-32000`` with the exception's
+        message and ``data.type`` (its class name) when it raises.
+        """
+        def register(f: F) -> F:
+            self.add_tool(tool_from_function(f, name=name, description=description, parameters=parameters))
+            return f
+
+        if func is not None:
+            return register(func)
+        return register
+
+    def add_tool(self, tool: Tool) -> Tool:
+        """Register a :class:`parlance_client.tools.Tool` (one with ``function=None`` is
+        answered by hand: see :meth:`declare_tool`). Returns it."""
+        with self._tool_lock:
+            if tool.name in self._tools:
+                raise ValueError(f"a tool named {tool.name!r} is already registered (remove_tool() it first)")
+            self._tools[tool.name] = tool
+        return tool
+
+    def declare_tool(self, name: str, *, description: Optional[str] = None,
+                     parameters: Optional[Mapping[str, Any]] = None) -> Tool:
+        """Register a tool without a function: it is in :attr:`tools`, and its ``tool/call``
+        requests go to :meth:`next_server_request` for the program to answer with
+        :meth:`respond`."""
+        return self.add_tool(Tool(name, None, description, parameters))
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool (KeyError if there is none of that name)."""
+        with self._tool_lock:
+            del self._tools[name]
+
+    @property
+    def tools(self) -> List[Dict[str, Any]]:
+        """The registered tools' definitions, ``[{name, description, parameters}]``: the
+        ``tools`` of ``session/create``."""
+        return self.tool_definitions()
+
+    def tool_definitions(self, *names: str) -> List[Dict[str, Any]]:
+        """The definitions of the named tools (all when no name is given), in registration
+        order; KeyError for a name that is not registered."""
+        with self._tool_lock:
+            chosen = [self._tools[n] for n in names] if names else list(self._tools.values())
+        return [t.definition() for t in chosen]
+
+    @property
+    def registered_tools(self) -> Dict[str, Tool]:
+        """The registered tools by name (a copy)."""
+        with self._tool_lock:
+            return dict(self._tools)
+
+    def on_tool_call(self, handler: ToolCallHandler) -> Callable[[], None]:
+        """Call ``handler(invocation)`` when a tool call starts (``state == "running"``) and
+        when it ends (``"finished"``/``"failed"``), on the call's thread. Returns a function
+        that removes the handler."""
+        self._tool_handlers.append(handler)
+        return lambda: self._tool_handlers.remove(handler) if handler in self._tool_handlers else None
+
+    def _take_tool_call(self, msg: Dict[str, Any]) -> bool:
+        """Answer a ``tool/call`` request (True), or leave it to :meth:`next_server_request`
+        (False): when no tool with a function is registered, or the tool is declared
+        without one."""
+        params = msg.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        with self._tool_lock:
+            tool = self._tools.get(name) if isinstance(name, str) else None
+            auto = any(t.function is not None for t in self._tools.values())
+            if not auto or (tool is not None and tool.function is None):
+                return False
+            names = sorted(self._tools)
+            inv = ToolInvocation(msg.get("id"), params if isinstance(params, dict) else {})
+            self._tool_calls[_key(inv.request_id)] = inv
+        self.tool_invocations.append(inv)
+        if tool is None:
+            what = f"unknown tool {name!r}" if isinstance(name, str) else "tool/call without a tool name"
+            self._finish_tool_call(inv, error={
+                "code": -32601, "message": f"{what}; this client's tools: {', '.join(names)}",
+                "data": {"name": name, "tools": names}})
+            return True
+        if not isinstance(params, dict) or not isinstance(params.get("arguments", {}), dict):
+            self._finish_tool_call(inv, error={"code": -32602, "message": f"arguments of {name} must be a JSON object"})
+            return True
+        threading.Thread(target=self._run_tool, args=(tool, inv), name=f"parlance-tool-{name}", daemon=True).start()
+        return True
+
+    def _run_tool(self, tool: Tool, inv: ToolInvocation) -> None:
+        _set_current(inv)
+        try:
+            self._emit_tool_call(inv)
+            try:
+                value = tool.invoke(inv.arguments)
+            except ToolArgumentsError as e:
+                self._finish_tool_call(inv, error={"code": -32602, "message": str(e)})
+            except BaseException as e:  # noqa: B036 - every failure is answered
+                self._finish_tool_call(inv, error={
+                    "code": -32000, "message": str(e) or type(e).__name__, "data": {"type": type(e).__name__}})
+            else:
+                self._finish_tool_call(inv, output=json_content(value))
+        finally:
+            _set_current(None)
+
+    def _finish_tool_call(self, inv: ToolInvocation, output: Any = None,
+                          error: Optional[Dict[str, Any]] = None) -> None:
+        with self._tool_lock:
+            self._tool_calls.pop(_key(inv.request_id), None)
+        inv._finish(output, error)
+        if not inv.cancelled:
+            try:
+                if error is not None:
+                    self.respond(inv.request_id, error=error)
+                else:
+                    self.respond(inv.request_id, {"content": inv.output})
+                inv.answered = True
+            except (OSError, ValueError):  # the daemon is gone (or its stdin closed)
+                pass
+        inv._done.set()
+        self._emit_tool_call(inv)
+
+    def _emit_tool_call(self, inv: ToolInvocation) -> None:
+        for h in list(self._tool_handlers):
+            try:
+                h(inv)
+            except Exception:  # a handler's bug must not stop the answer
+                pass
+
+    def _cancel_tool_call(self, params: Any) -> None:
+        if not isinstance(params, dict) or not isinstance(params.get("id"), (int, str)):
+            return
+        with self._tool_lock:
+            inv = self._tool_calls.get(_key(params["id"]))
+        if inv is not None:
+            inv._cancelled.set()
+
     # -- reader ----------------------------------------------------------------------
 
     def _read_loop(self) -> None:
         decoder = FrameDecoder()
-        fd = self.process.stdout.fileno()  # type: ignore[union-attr]
+        read: Callable[[], bytes]
+        if self.process is not None:
+            fd = self._rfile.fileno()
+            read = lambda: os.read(fd, 65536)  # noqa: E731
+        else:
+            r = self._rfile
+            read1 = getattr(r, "read1", None)
+            read = (lambda: read1(65536)) if read1 is not None else (lambda: r.read(65536))  # noqa: E731
         try:
             while True:
                 try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
+                    chunk = read()
+                except (OSError, ValueError):  # ValueError: read from a closed file
                     break
                 if not chunk:
                     break
@@ -488,7 +735,10 @@ class ParlanceClient:
         if "method" in v:
             method, params = v["method"], v.get("params")
             if "id" in v:
-                self._server_requests.put(v)
+                if method != TOOL_CALL or not self._take_tool_call(v):
+                    self._server_requests.put(v)
+            elif method == "$/cancelRequest":
+                self._cancel_tool_call(params)
             self.notifications.append((method, params))
             if method == "$/progress" and isinstance(params, dict):
                 with self._lock:
