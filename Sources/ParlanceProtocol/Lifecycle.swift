@@ -82,6 +82,9 @@ public enum Initialize: RPCMethod {
         public var languages: [String]
         public var tones: [String]
         public var audiences: [String]
+        /// Sessions may have tools the client runs (`tool/call`), for clients that declare
+        /// `capabilities.tools`.
+        public var tools: Bool = true
         // The standard LSP capabilities (see `LanguageServer.capabilities`).
         public var positionEncoding: String?
         public var textDocumentSync: TextDocumentSyncOptions?

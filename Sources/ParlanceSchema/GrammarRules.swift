@@ -143,7 +143,10 @@ struct GrammarRules {
 
     // MARK: Primitives
 
-    mutating func ws() -> String { define("ws", "| \" \" | \"\\n\" [ \\t]{0,8}") }
+    /// No whitespace at all in compact grammars (tool calls: fewer tokens, one way to write them).
+    var compact = false
+
+    mutating func ws() -> String { compact ? "" : define("ws", "| \" \" | \"\\n\" [ \\t]{0,8}") }
     mutating func null() -> String { define("null", "\"null\"") }
     mutating func boolean() -> String { define("boolean", "\"true\" | \"false\"") }
     mutating func char() -> String {

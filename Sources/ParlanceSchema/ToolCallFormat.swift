@@ -11,7 +11,8 @@ import ParlanceJSON
 /// holds one or several calls separated by a newline, and nothing else. The `arguments`
 /// object is generated under the grammar of that tool's `parameters` schema, so it is valid
 /// for it by construction (up to the gaps `GrammarBuilder` lists, which the validator
-/// catches). An answer is free text that does not begin with `<` nor contain `<tool_call>`,
+/// catches), written compactly (no whitespace between JSON tokens: fewer tokens, and only one
+/// way to write a call). An answer is free text that does not begin with `<` nor contain `<tool_call>`,
 /// or JSON valid for the turn's schema.
 public enum ToolCallFormat {
     public static let open = "<tool_call>\n"
@@ -51,6 +52,7 @@ public enum ToolCallFormat {
     /// `maxCalls` 0, the answer alone (text that does not begin with a call, or the schema).
     public static func gbnf(tools: [Tool], maxCalls: Int, answer: Answer) throws(SchemaGrammarError) -> String {
         var b = Builder()
+        b.rules.compact = true
         var alternatives: [String] = []
         if !tools.isEmpty && maxCalls > 0 {
             let json = try b.visit(callSchema(tools), "#", "call-json", 0)

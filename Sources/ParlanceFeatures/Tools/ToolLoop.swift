@@ -12,6 +12,8 @@ import ParlanceSchema
 struct ToolLoop {
     static let defaultMaxCalls = 5
     static let defaultTimeoutMs = 30_000
+    /// Tokens a step that must call may write (its calls), whatever maxTokens says.
+    static let callTokens = 256
 
     let sessionId: String
     let tools: [ToolDefinition]
@@ -96,8 +98,11 @@ struct ToolLoop {
         if mustCall { answer = .callOnly } else if let schema { answer = .schema(schema) }
         let formats = callable.map { ToolCallFormat.Tool(name: $0.name, parameters: $0.argumentsSchema) }
         let grammar = try ToolCallFormat.gbnf(tools: formats, maxCalls: remaining, answer: answer)
+        // A step that can only call writes no answer: maxTokens (the answer's budget) does not
+        // bound it, a call's budget does.
+        let budget = mustCall ? max(options.maxTokens, Self.callTokens) : options.maxTokens
         let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: options.seed, grammar: grammar,
-                                        maxTokens: options.maxTokens, cachePriority: .session, deterministic: options.deterministic)
+                                        maxTokens: budget, cachePriority: .session, deterministic: options.deterministic)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)
@@ -108,7 +113,8 @@ struct ToolLoop {
         do {
             return try ToolCallFormat.parse(out.text)
         } catch {
-            let detail = out.finishReason == .length ? "the tool call was cut off at maxTokens" : "\(error)"
+            let detail = out.finishReason == .length
+                ? "the tool call was cut off at maxTokens (\(out.usage.generatedTokens) tokens); raise options.maxTokens" : "\(error)"
             throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's tool call is not usable: \(detail)",
                                 data: ["error": "decodingFailure", "detail": .string(detail)])
         }
