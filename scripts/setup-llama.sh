@@ -3,12 +3,20 @@
 # Idempotent: keyed by version + CMake flags; a second run only prints the prefix.
 set -euo pipefail
 LLAMA_PY_VERSION="${LLAMA_PY_VERSION:-0.3.36}"
-LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON}"
+# x86-64: portable AVX2 (a native build may emit AMX code that dies with SIGILL on other
+# CPUs). Elsewhere (Apple Silicon, ARM Linux) llama.cpp's portable defaults; on macOS they
+# include Metal. GPU builds: LLAMA_CMAKE_ARGS="-DGGML_CUDA=ON" (or -DGGML_VULKAN=ON), see README.
+case "$(uname -m)" in
+  x86_64|amd64) default_args="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" ;;
+  *) default_args="-DGGML_NATIVE=OFF" ;;
+esac
+LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:-$default_args}"
 CACHE_ROOT="${PARLANCE_SETUP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parlance-setup}"
-key=$(printf '%s|%s' "$LLAMA_PY_VERSION" "$LLAMA_CMAKE_ARGS" | sha256sum | cut -c1-16)
+sha256() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi; }
+key=$(printf '%s|%s' "$LLAMA_PY_VERSION" "$LLAMA_CMAKE_ARGS" | sha256 | cut -c1-16)
 PREFIX="$CACHE_ROOT/llama-$LLAMA_PY_VERSION-$key"
 if [ -f "$PREFIX/.complete" ]; then echo "$PREFIX"; exit 0; fi
-command -v pkg-config >/dev/null || { echo "setup: installing pkg-config" >&2; (apt-get update -qq && apt-get install -y -qq pkg-config) >&2; }
+command -v pkg-config >/dev/null || { echo "setup: installing pkg-config" >&2; "$(dirname "$0")/install-packages.sh" pkg-config >&2; }
 echo "setup: building llama.cpp $LLAMA_PY_VERSION into $PREFIX (about 5 minutes)" >&2
 rm -rf "$PREFIX.tmp"; mkdir -p "$CACHE_ROOT"
 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" python3 -m pip install --quiet --disable-pip-version-check --no-deps \
@@ -16,7 +24,9 @@ CMAKE_ARGS="$LLAMA_CMAKE_ARGS" python3 -m pip install --quiet --disable-pip-vers
 # The installed llama.pc names pip's deleted temp prefix: point it at the cache.
 pc=$(find "$PREFIX.tmp" -name llama.pc | head -1)
 [ -n "$pc" ] || { echo "setup: llama.pc not found after build" >&2; exit 1; }
-sed -i -E "s|^prefix=.*|prefix=$PREFIX|; s|^exec_prefix=.*|exec_prefix=\${prefix}|; s|^libdir=.*|libdir=\${prefix}/lib|; s|^includedir=.*|includedir=\${prefix}/include|" "$pc"
+# (No sed -i: BSD sed on macOS reads its argument differently.)
+sed -E "s|^prefix=.*|prefix=$PREFIX|; s|^exec_prefix=.*|exec_prefix=\${prefix}|; s|^libdir=.*|libdir=\${prefix}/lib|; s|^includedir=.*|includedir=\${prefix}/include|" "$pc" > "$pc.new"
+mv "$pc.new" "$pc"
 rm -rf "$PREFIX"; mv "$PREFIX.tmp" "$PREFIX"
 touch "$PREFIX/.complete"
 echo "$PREFIX"

@@ -9,7 +9,7 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v cmake >/dev/null || true   # pip brings its own cmake for the llama.cpp build
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2
-  (apt-get update -qq && apt-get install -y -qq "${need_apt[@]}") >&2
+  scripts/install-packages.sh "${need_apt[@]}" >&2
 fi
 command -v swift >/dev/null || [ -x /opt/swift/usr/bin/swift ] || { echo "setup: Swift 6 toolchain not found (expected swift on PATH or /opt/swift)" >&2; exit 1; }
 LLAMA_PREFIX=$(scripts/setup-llama.sh)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suites `make test` runs after `swift test`, against the real daemon and model:
 #   1. the protocol conformance suite (protocol/conformance, pytest + jsonschema),
-#   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node),
+#   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node, Python tools),
+#      and the Python client's own tests against the package pip installs,
 #   3. the editors' tests (every executable editors/*/test.sh),
 #   4. each libFuzzer target for FUZZ_SECONDS (default 60; `make fuzz` runs longer).
 # Uses $PARLANCE_BIN, else .build/release/parlance. Runs every step, then exits non-zero

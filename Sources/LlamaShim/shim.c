@@ -56,9 +56,9 @@ static void set_err(char *err, size_t len, const char *msg) {
 
 // MARK: model
 
-pl_model *pl_model_load(const char *path, char *err, size_t err_len) {
+pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, char *err, size_t err_len) {
     struct llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
+    mp.n_gpu_layers = n_gpu_layers;
     struct llama_model *model = llama_model_load_from_file(path, mp);
     if (!model) { set_err(err, err_len, "llama.cpp could not load the model file"); return NULL; }
     pl_model *m = calloc(1, sizeof(pl_model));
@@ -66,6 +66,35 @@ pl_model *pl_model_load(const char *path, char *err, size_t err_len) {
     m->model = model;
     m->vocab = llama_model_get_vocab(model);
     return m;
+}
+
+int32_t pl_model_n_layer(const pl_model *m) { return llama_model_n_layer(m->model); }
+
+// MARK: devices
+
+size_t pl_device_count(void) { return ggml_backend_dev_count(); }
+
+bool pl_device_get(size_t i, pl_device *out) {
+    if (!out || i >= ggml_backend_dev_count()) return false;
+    ggml_backend_dev_t d = ggml_backend_dev_get(i);
+    if (!d) return false;
+    memset(out, 0, sizeof(*out));
+    const char *name = ggml_backend_dev_name(d);
+    const char *desc = ggml_backend_dev_description(d);
+    snprintf(out->name, sizeof(out->name), "%s", name ? name : "");
+    snprintf(out->description, sizeof(out->description), "%s", desc ? desc : "");
+    switch (ggml_backend_dev_type(d)) {
+        case GGML_BACKEND_DEVICE_TYPE_CPU: out->type = 0; break;
+        case GGML_BACKEND_DEVICE_TYPE_GPU: out->type = 1; break;
+        case GGML_BACKEND_DEVICE_TYPE_IGPU: out->type = 2; break;
+        case GGML_BACKEND_DEVICE_TYPE_ACCEL: out->type = 3; break;
+        default: out->type = 4; break;
+    }
+    size_t free_b = 0, total_b = 0;
+    ggml_backend_dev_memory(d, &free_b, &total_b);
+    out->free_bytes = free_b;
+    out->total_bytes = total_b;
+    return true;
 }
 
 void pl_model_free(pl_model *m) {

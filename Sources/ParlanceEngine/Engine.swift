@@ -23,6 +23,8 @@ public struct EngineConfig: Sendable {
     /// (nil: never), and the most bytes kept there (least recently used deleted first).
     public var stateDirectory: String?
     public var stateLimitBytes: Int
+    /// Layers offloaded to a GPU (`--gpu-layers`).
+    public var gpuLayers: GPULayers = .auto
     /// Receives the engine's warnings (a state file it could not write or read).
     public var onWarning: @Sendable (String) -> Void
 
@@ -49,6 +51,52 @@ public struct EngineConfig: Sendable {
     public static let minimumContext = 512
 }
 
+/// How many of a model's layers llama.cpp puts on a GPU: `auto` all of them when it has a
+/// GPU device and none otherwise; `all` all of them (a warning without a GPU); or a count.
+public enum GPULayers: Sendable, Hashable, CustomStringConvertible {
+    case auto, all
+    case count(Int)
+
+    /// "auto", "all" or a non-negative integer.
+    public init?(_ text: String) {
+        switch text {
+        case "auto": self = .auto
+        case "all": self = .all
+        default:
+            guard let n = Int(text), n >= 0 else { return nil }
+            self = .count(n)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .auto: return "auto"
+        case .all: return "all"
+        case .count(let n): return String(n)
+        }
+    }
+
+    /// What llama.cpp is asked for (negative: all layers), and the warning to log when the
+    /// request cannot be met on these devices (nil when it can, or for `auto`).
+    public func resolved(gpuAvailable: Bool) -> (layers: Int32, warning: String?) {
+        switch self {
+        case .auto: return (gpuAvailable ? -1 : 0, nil)
+        case .all: return (-1, gpuAvailable ? nil : "--gpu-layers all: llama.cpp has no GPU device (it was built for the CPU only); every layer runs on the CPU")
+        case .count(0): return (0, nil)
+        case .count(let n):
+            return (Int32(clamping: n), gpuAvailable ? nil : "--gpu-layers \(n): llama.cpp has no GPU device (it was built for the CPU only); every layer runs on the CPU")
+        }
+    }
+
+    /// Layers actually on a GPU for a model of `layers` repeating layers (llama.cpp offloads
+    /// those and then the output layer: `layers + 1` in all).
+    public func offloaded(layers: Int, gpuAvailable: Bool) -> Int {
+        guard gpuAvailable else { return 0 }
+        let asked = resolved(gpuAvailable: true).layers
+        return asked < 0 ? layers + 1 : min(Int(asked), layers + 1)
+    }
+}
+
 /// The KV cache's element types, as llama.cpp's `--cache-type-k` / `--cache-type-v`.
 public struct KVCacheTypes: Sendable, Hashable {
     public enum Element: String, Sendable, CaseIterable { case f16, q8_0 }
@@ -73,6 +121,9 @@ public struct ModelInfo: Sendable, Hashable {
     public var vocabularySize: Int
     public var chatTemplate: Bool
     public var templateSha256: String
+    /// Repeating layers, and how many layers (of `layers + 1`, with the output layer) are on a GPU.
+    public var layers: Int
+    public var gpuLayers: Int
 }
 
 /// A loaded model and the thread that owns its context.
@@ -90,7 +141,10 @@ public final class Engine: Sendable {
             throw .contextTooSmall(requested: config.contextSize, minimum: EngineConfig.minimumContext)
         }
         let gguf = try GGUFInspector.inspect(path: config.modelPath)
-        let model = try LlamaModel(path: config.modelPath)
+        let gpu = ComputeDevice.all().contains { $0.isGPU }
+        let (asked, warning) = config.gpuLayers.resolved(gpuAvailable: gpu)
+        if let warning { config.onWarning(warning) }
+        let model = try LlamaModel(path: config.modelPath, gpuLayers: asked)
         let sequences = config.parallel + config.cachedSequences
         // The scheduler asks for one logits row per active request per batch (its next
         // token, or a prompt's last), so that many rows are reserved, not one per batch token:
@@ -106,7 +160,8 @@ public final class Engine: Sendable {
             path: config.modelPath, name: gguf.name, architecture: gguf.architecture, description: model.description,
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
-            templateSha256: SHA256.hex(model.chatTemplate ?? ""))
+            templateSha256: SHA256.hex(model.chatTemplate ?? ""), layers: model.layerCount,
+            gpuLayers: config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu))
         digest = ModelDigest(path: config.modelPath)
         // State files hold this model's KV cells in this cache layout, and nothing else's.
         let store = config.stateDirectory.map { dir in

@@ -43,13 +43,40 @@ public enum ProcessMemory {
     public static func tune() { pl_tune_malloc() }
 }
 
+/// A compute device in llama.cpp's backend registry.
+public struct ComputeDevice: Sendable, Hashable {
+    public enum Kind: String, Sendable, CaseIterable { case cpu, gpu, integratedGPU, accelerator, other }
+    public var name: String
+    public var description: String
+    public var kind: Kind
+    public var freeBytes: Int
+    public var totalBytes: Int
+
+    /// The devices llama.cpp sees now (the CPU always; GPUs when it was built for them).
+    public static func all() -> [ComputeDevice] {
+        return (0..<pl_device_count()).compactMap { i in
+            var d = pl_device()
+            guard pl_device_get(i, &d) else { return nil }
+            let kinds: [Kind] = [.cpu, .gpu, .integratedGPU, .accelerator, .other]
+            let name = withUnsafeBytes(of: d.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let desc = withUnsafeBytes(of: d.description) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            return ComputeDevice(name: name, description: desc, kind: kinds[Int(max(0, min(4, d.type)))],
+                                 freeBytes: Int(d.free_bytes), totalBytes: Int(d.total_bytes))
+        }
+    }
+
+    /// A device layers can be offloaded to.
+    public var isGPU: Bool { kind == .gpu || kind == .integratedGPU }
+}
+
 public final class LlamaModel: @unchecked Sendable {
     let handle: OpaquePointer
     public let path: String
 
-    public init(path: String) throws(EngineError) {
+    /// `gpuLayers`: the first N layers on the GPU devices llama.cpp found; negative: all; 0: CPU only.
+    public init(path: String, gpuLayers: Int32 = 0) throws(EngineError) {
         var err = [CChar](repeating: 0, count: 256)
-        guard let h = pl_model_load(path, &err, err.count) else {
+        guard let h = pl_model_load(path, gpuLayers, &err, err.count) else {
             throw .invalidModelFile(path: path, reason: String(cBuffer: err))
         }
         handle = h
@@ -58,6 +85,8 @@ public final class LlamaModel: @unchecked Sendable {
     deinit { pl_model_free(handle) }
 
     public var contextTrainSize: Int { Int(pl_model_n_ctx_train(handle)) }
+    /// Repeating layers (blocks); llama.cpp can offload these plus the output layer.
+    public var layerCount: Int { Int(pl_model_n_layer(handle)) }
     public var parameterCount: Int { Int(pl_model_n_params(handle)) }
     public var sizeBytes: Int { Int(pl_model_size(handle)) }
     public var vocabularySize: Int { Int(pl_model_n_vocab(handle)) }

@@ -119,8 +119,17 @@ public struct ModelDescription: Codable, Sendable, Hashable, Schematic {
     public var vocabularySize: Int
     public var chatTemplate: Bool
     public var sha256: String
+    /// Repeating layers; `gpuLayers` of `layers + 1` (with the output layer) are on a GPU.
+    public var layers: Int?
+    public var gpuLayers: Int?
+    /// `--gpu-layers` as given: auto, all or a count.
+    public var gpuLayersRequested: String?
     public init(path: String, name: String?, architecture: String?, description: String, parameters: Int, fileBytes: Int,
-                contextSize: Int, trainedContextSize: Int, vocabularySize: Int, chatTemplate: Bool, sha256: String) {
+                contextSize: Int, trainedContextSize: Int, vocabularySize: Int, chatTemplate: Bool, sha256: String,
+                layers: Int? = nil, gpuLayers: Int? = nil, gpuLayersRequested: String? = nil) {
+        self.layers = layers
+        self.gpuLayers = gpuLayers
+        self.gpuLayersRequested = gpuLayersRequested
         self.path = path
         self.name = name
         self.architecture = architecture

@@ -13,14 +13,32 @@ public enum ModelStatus: RPCMethod {
         /// The daemon's caches against their configured limits (`--document-cache-bytes`,
         /// `--analysis-cache-bytes`); present whether or not the model loaded.
         public var caches: CacheState?
+        /// The compute devices llama.cpp sees (the CPU; GPUs when it was built for them).
+        public var devices: [Device]?
         public init(availability: Availability, reason: UnavailableReason? = nil, message: String? = nil,
-                    model: ModelDescription? = nil, engine: EngineState? = nil, caches: CacheState? = nil) {
+                    model: ModelDescription? = nil, engine: EngineState? = nil, caches: CacheState? = nil, devices: [Device]? = nil) {
+            self.devices = devices
             self.availability = availability
             self.reason = reason
             self.message = message
             self.model = model
             self.engine = engine
             self.caches = caches
+        }
+    }
+    public struct Device: Codable, Sendable, Hashable, Schematic {
+        public enum Kind: String, Codable, Sendable, SchemaEnum { case cpu, gpu, integratedGPU, accelerator, other }
+        public var name: String
+        public var description: String
+        public var type: Kind
+        public var freeBytes: Int
+        public var totalBytes: Int
+        public init(name: String, description: String, type: Kind, freeBytes: Int, totalBytes: Int) {
+            self.name = name
+            self.description = description
+            self.type = type
+            self.freeBytes = freeBytes
+            self.totalBytes = totalBytes
         }
     }
     public struct CacheState: Codable, Sendable, Schematic {

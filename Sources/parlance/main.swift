@@ -22,6 +22,7 @@ let usage = """
       --batch N               tokens per llama_decode batch (default \(engine.batchSize))
       --cache-type-k TYPE     KV cache keys: f16 or q8_0 (default \(engine.cache.keys.rawValue))
       --cache-type-v TYPE     KV cache values: f16 or q8_0 (default \(engine.cache.values.rawValue); q8_0 halves their memory, slows prompts ~20%)
+      --gpu-layers N|auto|all layers on a GPU (default auto: all when llama.cpp has a GPU device, none otherwise)
       --flash-attn on|off     flash attention (default \(engine.flashAttention ? "on" : "off"); q8_0 values need it)
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)
@@ -77,6 +78,10 @@ while !args.isEmpty {
         let v = value(a)
         guard let t = KVCacheTypes.Element(rawValue: v) else { fail("\(a) must be f16 or q8_0, got '\(v)'") }
         if a == "--cache-type-k" { engine.cache.keys = t } else { engine.cache.values = t }
+    case "--gpu-layers":
+        let v = value(a)
+        guard let g = GPULayers(v) else { fail("--gpu-layers must be auto, all or a non-negative integer, got '\(v)'") }
+        engine.gpuLayers = g
     case "--flash-attn":
         let v = value(a)
         guard v == "on" || v == "off" else { fail("--flash-attn must be on or off, got '\(v)'") }

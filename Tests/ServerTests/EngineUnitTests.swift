@@ -58,3 +58,28 @@ final class EngineUnitTests: XCTestCase {
         XCTAssertEqual(counter.n, 300_000)
     }
 }
+
+/// `--gpu-layers`: parsing, what llama.cpp is asked for, and what is reported offloaded.
+final class GPULayersTests: XCTestCase {
+    func testParsingResolutionAndOffloadedCounts() {
+        XCTAssertEqual(GPULayers("auto"), .auto)
+        XCTAssertEqual(GPULayers("all"), .all)
+        XCTAssertEqual(GPULayers("12"), .count(12))
+        for bad in ["", "-1", "many", "1.5"] { XCTAssertNil(GPULayers(bad), bad) }
+        // No GPU: auto is silent and asks for none; all and a count warn and run on the CPU.
+        XCTAssertEqual(GPULayers.auto.resolved(gpuAvailable: false).layers, 0)
+        XCTAssertNil(GPULayers.auto.resolved(gpuAvailable: false).warning)
+        XCTAssertNotNil(GPULayers.all.resolved(gpuAvailable: false).warning)
+        XCTAssertNotNil(GPULayers.count(3).resolved(gpuAvailable: false).warning)
+        XCTAssertNil(GPULayers.count(0).resolved(gpuAvailable: false).warning)
+        for g in [GPULayers.auto, .all, .count(3)] { XCTAssertEqual(g.offloaded(layers: 30, gpuAvailable: false), 0) }
+        // A GPU: auto and all ask for every layer (negative), a count is capped at layers + 1.
+        XCTAssertEqual(GPULayers.auto.resolved(gpuAvailable: true).layers, -1)
+        XCTAssertEqual(GPULayers.all.resolved(gpuAvailable: true).layers, -1)
+        XCTAssertNil(GPULayers.all.resolved(gpuAvailable: true).warning)
+        XCTAssertEqual(GPULayers.auto.offloaded(layers: 30, gpuAvailable: true), 31)
+        XCTAssertEqual(GPULayers.count(12).offloaded(layers: 30, gpuAvailable: true), 12)
+        XCTAssertEqual(GPULayers.count(99).offloaded(layers: 30, gpuAvailable: true), 31)
+        XCTAssertEqual(GPULayers.count(0).offloaded(layers: 30, gpuAvailable: true), 0)
+    }
+}

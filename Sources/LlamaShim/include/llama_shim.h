@@ -33,8 +33,11 @@ void pl_log_forward(int level, const char *text);
 void pl_tune_malloc(void);
 
 // MARK: model
-/// Loads a GGUF model. On failure returns NULL and writes a reason into err.
-pl_model *pl_model_load(const char *path, char *err, size_t err_len);
+/// Loads a GGUF model, its first n_gpu_layers layers on the GPU devices llama.cpp found
+/// (negative: all layers; 0: CPU only). On failure returns NULL and writes a reason into err.
+pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, char *err, size_t err_len);
+/// Repeating layers (blocks) of the model.
+int32_t pl_model_n_layer(const pl_model *m);
 void pl_model_free(pl_model *m);
 int32_t pl_model_n_ctx_train(const pl_model *m);
 uint64_t pl_model_n_params(const pl_model *m);
@@ -59,6 +62,20 @@ int32_t pl_token_piece(const pl_model *m, int32_t token, char *buf, int32_t cap,
 /// length (may exceed cap), or a negative value when the template is not supported.
 int32_t pl_chat_apply(const pl_model *m, const char *tmpl, const char *const *roles,
                       const char *const *contents, size_t n, bool add_assistant, char *buf, int32_t cap);
+
+// MARK: devices
+/// The compute devices llama.cpp's backend registry holds (CPU, and GPUs when it was built
+/// with Metal, CUDA, Vulkan…). type: 0 CPU, 1 GPU, 2 integrated GPU, 3 accelerator, 4 other.
+typedef struct {
+    char name[128];
+    char description[256];
+    int32_t type;
+    uint64_t free_bytes;
+    uint64_t total_bytes;
+} pl_device;
+size_t pl_device_count(void);
+/// Fills out for device i; false when i is out of range.
+bool pl_device_get(size_t i, pl_device *out);
 
 // MARK: context
 typedef struct {
