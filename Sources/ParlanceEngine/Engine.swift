@@ -124,6 +124,7 @@ public struct ModelInfo: Sendable, Hashable {
     /// Repeating layers, and how many layers (of `layers + 1`, with the output layer) are on a GPU.
     public var layers: Int
     public var gpuLayers: Int
+    public var memory: MemoryUse
 }
 
 /// A loaded model and the thread that owns its context.
@@ -144,14 +145,18 @@ public final class Engine: Sendable {
         let gpu = ComputeDevice.all().contains { $0.isGPU }
         let (asked, warning) = config.gpuLayers.resolved(gpuAvailable: gpu)
         if let warning { config.onWarning(warning) }
-        let model = try LlamaModel(path: config.modelPath, gpuLayers: asked)
         let sequences = config.parallel + config.cachedSequences
         // The scheduler asks for one logits row per active request per batch (its next
         // token, or a prompt's last), so that many rows are reserved, not one per batch token:
         // at the default 256-token batch that saves ~45 MiB of compute buffer.
-        let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
-                                   sequences: sequences, outputsPerBatch: sequences, threads: config.threads, cache: config.cache,
-                                   flashAttention: config.flashAttention)
+        // llama.cpp's own reports of what it allocates are read as it loads (`MemoryUse`).
+        let ((model, ctx), allocations) = try LlamaLog.tap { () throws(EngineError) -> (LlamaModel, LlamaContext) in
+            let model = try LlamaModel(path: config.modelPath, gpuLayers: asked)
+            let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
+                                       sequences: sequences, outputsPerBatch: sequences, threads: config.threads, cache: config.cache,
+                                       flashAttention: config.flashAttention)
+            return (model, ctx)
+        }
         self.model = model
         self.config = config
         prompt = ChatPrompt(model: model)
@@ -161,7 +166,11 @@ public final class Engine: Sendable {
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
             templateSha256: SHA256.hex(model.chatTemplate ?? ""), layers: model.layerCount,
-            gpuLayers: config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu))
+            gpuLayers: config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu), memory: {
+                var m = MemoryUse.parse(allocations)
+                if m.weightsBytes == 0 { m.weightsBytes = model.sizeBytes }  // no log sink installed
+                return m
+            }())
         digest = ModelDigest(path: config.modelPath)
         // State files hold this model's KV cells in this cache layout, and nothing else's.
         let store = config.stateDirectory.map { dir in

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LlamaShim
+import Synchronization
 
 /// The one Swift wrapper over LlamaShim. Every pointer lives here; every return is checked.
 ///
@@ -30,8 +31,20 @@ public enum LlamaLog {
         let box = Unmanaged.passRetained(Box(s)).toOpaque()
         pl_init({ level, text, ud in
             guard let text, let ud else { return }
-            Unmanaged<Box>.fromOpaque(ud).takeUnretainedValue().sink(Int(level), String(cString: text))
+            let line = String(cString: text)
+            Unmanaged<Box>.fromOpaque(ud).takeUnretainedValue().sink(Int(level), line)
+            LlamaLog.tapped.withLock { $0?.append(line) }
         }, box)
+    }
+
+    /// Lines llama.cpp logs while `body` runs (a model's load: its buffer sizes), besides
+    /// going to the sink. One tap at a time: loads are serialized by the caller.
+    static let tapped = Mutex<[String]?>(nil)  // guards the lines collected by the open tap
+    static func tap<T>(_ body: () throws(EngineError) -> T) throws(EngineError) -> (T, [String]) {
+        tapped.withLock { $0 = [] }
+        defer { tapped.withLock { $0 = nil } }
+        let value = try body()
+        return (value, tapped.withLock { $0 ?? [] })
     }
 
     /// Sends a line through the shim to the sink, exactly as llama.cpp's lines travel.

@@ -6,6 +6,7 @@ public enum Models {
     public static func status(_ services: Services, wait: Bool) async -> ModelStatus.Result {
         var result = await availability(services, wait: wait)
         result.caches = await caches(services)
+        result.residentBytes = ProcessMemory.residentBytes
         result.devices = ComputeDevice.all().map {
             .init(name: $0.name, description: $0.description, type: ModelStatus.Device.Kind(rawValue: $0.kind.rawValue) ?? .other,
                   freeBytes: $0.freeBytes, totalBytes: $0.totalBytes)
@@ -41,7 +42,9 @@ public enum Models {
                     path: i.path, name: i.name, architecture: i.architecture, description: i.description, parameters: i.parameters,
                     fileBytes: i.fileBytes, contextSize: i.contextSize, trainedContextSize: i.trainedContextSize,
                     vocabularySize: i.vocabularySize, chatTemplate: i.chatTemplate, sha256: engine.modelSha256,
-                    layers: i.layers, gpuLayers: i.gpuLayers, gpuLayersRequested: engine.config.gpuLayers.description),
+                    layers: i.layers, gpuLayers: i.gpuLayers, gpuLayersRequested: engine.config.gpuLayers.description,
+                    memory: ModelMemory(weightsBytes: i.memory.weightsBytes, weightsMapped: i.memory.weightsMapped, kvCacheBytes: i.memory.kvCacheBytes,
+                                        computeBytes: i.memory.computeBytes, outputBytes: i.memory.outputBytes, totalBytes: i.memory.totalBytes)),
                 engine: .init(sequenceSlots: s.sequenceSlots, freeSlots: s.freeSlots, activeRequests: s.activeRequests,
                               queuedRequests: s.queuedRequests, maxQueue: s.maxQueue, cachedSequences: s.cachedSequences,
                               cachedTokens: s.cachedTokens, threads: engine.config.threads))

@@ -124,9 +124,12 @@ public struct ModelDescription: Codable, Sendable, Hashable, Schematic {
     public var gpuLayers: Int?
     /// `--gpu-layers` as given: auto, all or a count.
     public var gpuLayersRequested: String?
+    /// What llama.cpp allocated for this model, as it reported it.
+    public var memory: ModelMemory?
     public init(path: String, name: String?, architecture: String?, description: String, parameters: Int, fileBytes: Int,
                 contextSize: Int, trainedContextSize: Int, vocabularySize: Int, chatTemplate: Bool, sha256: String,
-                layers: Int? = nil, gpuLayers: Int? = nil, gpuLayersRequested: String? = nil) {
+                layers: Int? = nil, gpuLayers: Int? = nil, gpuLayersRequested: String? = nil, memory: ModelMemory? = nil) {
+        self.memory = memory
         self.layers = layers
         self.gpuLayers = gpuLayers
         self.gpuLayersRequested = gpuLayersRequested
@@ -142,6 +145,29 @@ public struct ModelDescription: Codable, Sendable, Hashable, Schematic {
         self.chatTemplate = chatTemplate
         self.sha256 = sha256
     }
+}
+
+/// A model's memory as llama.cpp reports allocating it, in bytes.
+public struct ModelMemory: Codable, Sendable, Hashable, Schematic {
+    public var weightsBytes: Int
+    public var weightsMapped: Bool
+    public var kvCacheBytes: Int
+    public var computeBytes: Int
+    public var outputBytes: Int
+    public var totalBytes: Int
+    public init(weightsBytes: Int, weightsMapped: Bool, kvCacheBytes: Int, computeBytes: Int, outputBytes: Int, totalBytes: Int) {
+        self.weightsBytes = weightsBytes
+        self.weightsMapped = weightsMapped
+        self.kvCacheBytes = kvCacheBytes
+        self.computeBytes = computeBytes
+        self.outputBytes = outputBytes
+        self.totalBytes = totalBytes
+    }
+    public static let schemaHints: [String: SchemaHint] = [
+        "weightsMapped": SchemaHint(description: "The weights are mapped from the model file (pages the kernel may share and drop), not copied."),
+        "computeBytes": SchemaHint(description: "The compute buffers llama.cpp's scheduler reserved for a batch."),
+        "outputBytes": SchemaHint(description: "The logits output buffer."),
+    ]
 }
 
 /// Like FoundationModels' `SystemLanguageModel.Availability`.

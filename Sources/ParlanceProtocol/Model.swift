@@ -15,6 +15,9 @@ public enum ModelStatus: RPCMethod {
         public var caches: CacheState?
         /// The compute devices llama.cpp sees (the CPU; GPUs when it was built for them).
         public var devices: [Device]?
+        /// The daemon's resident set size now (every model, cache and buffer), beside each
+        /// model's `memory`.
+        public var residentBytes: Int?
         public init(availability: Availability, reason: UnavailableReason? = nil, message: String? = nil,
                     model: ModelDescription? = nil, engine: EngineState? = nil, caches: CacheState? = nil, devices: [Device]? = nil) {
             self.devices = devices

@@ -33,6 +33,16 @@ final class GPUOffloadTests: XCTestCase {
         XCTAssertEqual(status["model"]?["gpuLayersRequested"], "auto")
         XCTAssertGreaterThan(status["model"]?["layers"]?.intValue ?? 0, 0)
         XCTAssertEqual(warnings(autoLog), [], "auto on a CPU-only build logs nothing")
+        // Memory as llama.cpp reported allocating it: mapped weights about the file's size,
+        // a KV cache, compute and output buffers; the daemon's RSS beside them.
+        let memory = try XCTUnwrap(status["model"]?["memory"])
+        let file = try XCTUnwrap(status["model"]?["fileBytes"]?.intValue)
+        let weights = try XCTUnwrap(memory["weightsBytes"]?.intValue)
+        XCTAssertEqual(memory["weightsMapped"], true)
+        XCTAssertLessThan(abs(weights - file), file / 10, "\(memory) vs a file of \(file) bytes")
+        for k in ["kvCacheBytes", "computeBytes", "outputBytes"] { XCTAssertGreaterThan(memory[k]?.intValue ?? 0, 0, k) }
+        XCTAssertEqual(memory["totalBytes"]?.intValue, ["weightsBytes", "kvCacheBytes", "computeBytes", "outputBytes"].compactMap { memory[$0]?.intValue }.reduce(0, +))
+        XCTAssertGreaterThan(status["residentBytes"]?.intValue ?? 0, 0)
         let reference = answer(auto)
 
         for asked in ["all", "7"] {
