@@ -17,6 +17,9 @@ public final class Outgoing: Sendable {
     private struct State {
         var next = 1
         var waiting: [RequestID: (method: String, resume: CheckedContinuation<Result<JSONValue, any Error>, Never>)] = [:]
+        /// Timeouts that fired before their request's waiter was registered (a short limit
+        /// on a busy machine): the registration finds its outcome here.
+        var expired: [RequestID: Failure] = [:]
         var closed = false
     }
     private let state = Mutex(State())  // guards the id counter, the waiters and the closed flag
@@ -48,18 +51,22 @@ public final class Outgoing: Sendable {
             Task { [weak self] in
                 try await Task.sleep(for: limit)
                 let ms = Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)
-                self?.finish(id, .failure(Failure.timedOut(method: method, milliseconds: ms)))
+                self?.expire(id, .timedOut(method: method, milliseconds: ms))
             }
         }
-        defer { timer?.cancel() }
+        defer {
+            timer?.cancel()
+            state.withLock { _ = $0.expired.removeValue(forKey: id) }
+        }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<JSONValue, any Error>, Never>) in
-                let registered = state.withLock { s -> Bool in
-                    if s.closed { return false }
+                let registered = state.withLock { s -> Failure? in
+                    if s.closed { return .closed(method: method) }
+                    if let f = s.expired.removeValue(forKey: id) { return f }
                     s.waiting[id] = (method, c)
-                    return true
+                    return nil
                 }
-                guard registered else { return c.resume(returning: .failure(Failure.closed(method: method))) }
+                if let failure = registered { return c.resume(returning: .failure(failure)) }
                 if Task.isCancelled { return cancel(id) }
                 send(Message.request(id: id, method: method, params: params).json)
             }
@@ -96,6 +103,17 @@ public final class Outgoing: Sendable {
         if finish(id, .failure(CancellationError())) {
             notify("$/cancelRequest", .object(["id": id.json]))
         }
+    }
+
+    /// A timeout: the waiting request fails, or, when its waiter is not registered yet,
+    /// the registration will.
+    private func expire(_ id: RequestID, _ failure: Failure) {
+        let waiter = state.withLock { s -> CheckedContinuation<Result<JSONValue, any Error>, Never>? in
+            if let w = s.waiting.removeValue(forKey: id) { return w.resume }
+            s.expired[id] = failure
+            return nil
+        }
+        waiter?.resume(returning: .failure(failure))
     }
 
     @discardableResult

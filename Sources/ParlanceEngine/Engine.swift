@@ -52,7 +52,9 @@ public struct EngineConfig: Sendable {
 }
 
 /// How many of a model's layers llama.cpp puts on a GPU: `auto` all of them when it has a
-/// GPU device and none otherwise; `all` all of them (a warning without a GPU); or a count.
+/// GPU device and none otherwise; `all` all of them (a warning without a GPU); or a count
+/// (llama.cpp offloads the last N repeating layers, and the output layer too when N
+/// exceeds them).
 public enum GPULayers: Sendable, Hashable, CustomStringConvertible {
     case auto, all
     case count(Int)
@@ -166,7 +168,7 @@ public final class Engine: Sendable {
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
             templateSha256: SHA256.hex(model.chatTemplate ?? ""), layers: model.layerCount,
-            gpuLayers: config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu), memory: {
+            gpuLayers: MemoryUse.offloadedLayers(allocations) ?? config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu), memory: {
                 var m = MemoryUse.parse(allocations)
                 if m.weightsBytes == 0 { m.weightsBytes = model.sizeBytes }  // no log sink installed
                 return m

@@ -37,9 +37,13 @@ public struct GenerationRequest: Sendable {
     /// Runs alone, from an empty KV cache, its prompt in fixed chunks: the same request
     /// gives the same output whatever else the engine has done or is doing.
     public var deterministic: Bool
+    /// Output text includes special tokens' text (a model whose vocabulary holds
+    /// `<tool_call>` as one control token writes it as that token).
+    public var renderSpecial: Bool
 
     public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
-                maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false) {
+                maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false) {
+        self.renderSpecial = renderSpecial
         self.deterministic = deterministic
         self.prompt = prompt
         self.options = options

@@ -33,18 +33,28 @@ public enum LlamaLog {
             guard let text, let ud else { return }
             let line = String(cString: text)
             Unmanaged<Box>.fromOpaque(ud).takeUnretainedValue().sink(Int(level), line)
-            LlamaLog.tapped.withLock { $0?.append(line) }
+            let me = LlamaLog.threadKey
+            LlamaLog.tapped.withLock { taps in if taps[me] != nil { taps[me]!.append(line) } }
         }, box)
     }
 
-    /// Lines llama.cpp logs while `body` runs (a model's load: its buffer sizes), besides
-    /// going to the sink. One tap at a time: loads are serialized by the caller.
-    static let tapped = Mutex<[String]?>(nil)  // guards the lines collected by the open tap
+    /// Lines llama.cpp logs on this thread while `body` runs (a model's load: its buffer
+    /// sizes, which llama.cpp logs on the loading thread), besides going to the sink. Loads
+    /// on other threads keep their own lines.
+    static var threadKey: UInt {
+        #if os(Linux)
+        return UInt(pthread_self())
+        #else
+        return UInt(bitPattern: pthread_self())
+        #endif
+    }
+    static let tapped = Mutex<[UInt: [String]]>([:])  // guards the lines collected per tapping thread
     static func tap<T>(_ body: () throws(EngineError) -> T) throws(EngineError) -> (T, [String]) {
-        tapped.withLock { $0 = [] }
-        defer { tapped.withLock { $0 = nil } }
+        let me = threadKey
+        tapped.withLock { $0[me] = [] }
+        defer { tapped.withLock { _ = $0.removeValue(forKey: me) } }
         let value = try body()
-        return (value, tapped.withLock { $0 ?? [] })
+        return (value, tapped.withLock { $0[me] ?? [] })
     }
 
     /// Sends a line through the shim to the sink, exactly as llama.cpp's lines travel.
@@ -86,7 +96,7 @@ public final class LlamaModel: @unchecked Sendable {
     let handle: OpaquePointer
     public let path: String
 
-    /// `gpuLayers`: the first N layers on the GPU devices llama.cpp found; negative: all; 0: CPU only.
+    /// `gpuLayers`: N layers (llama.cpp takes the last ones) on the GPU devices it found; negative: all; 0: CPU only.
     public init(path: String, gpuLayers: Int32 = 0) throws(EngineError) {
         var err = [CChar](repeating: 0, count: 256)
         guard let h = pl_model_load(path, gpuLayers, &err, err.count) else {

@@ -3,7 +3,8 @@ import Foundation
 /// A loaded model's memory, as llama.cpp reports it while allocating (its own "buffer
 /// size" lines at load): the weights (mapped from the file, or copied), the KV cache, the
 /// compute buffers the scheduler reserved, and the logits output buffer. Summed over
-/// devices; a device's later report of the same buffer replaces its earlier one.
+/// devices; KV caches are all added (a sliding-window model has two), while a device's
+/// later report of another buffer replaces its earlier one (the scheduler reserves again).
 public struct MemoryUse: Sendable, Hashable {
     public var weightsBytes: Int
     public var weightsMapped: Bool
@@ -32,12 +33,27 @@ public struct MemoryUse: Sendable, Hashable {
             let kind = String(words[words.count - 1]), device = String(words[words.count - 2])
             let rest = line[r.upperBound...].trimmingCharacters(in: .whitespaces)
             guard let number = rest.split(separator: " ").first.flatMap({ Double($0) }), rest.contains("MiB") else { continue }
-            last[kind, default: [:]][device] = number
+            if kind == "KV" {
+                last[kind, default: [:]]["\(device)#\(last[kind]?.count ?? 0)"] = number
+            } else {
+                last[kind, default: [:]][device] = number
+            }
             if kind == "model", device.hasSuffix("_Mapped") { mapped = true }
         }
         func bytes(_ kind: String) -> Int { Int(((last[kind] ?? [:]).values.reduce(0, +) * 1_048_576).rounded()) }
         return MemoryUse(weightsBytes: bytes("model"), weightsMapped: mapped, kvCacheBytes: bytes("KV"),
                          computeBytes: bytes("compute"), outputBytes: bytes("output"))
+    }
+}
+
+extension MemoryUse {
+    /// Layers llama.cpp says it put on a GPU (`offloaded 31/31 layers to GPU`), when it says.
+    public static func offloadedLayers(_ lines: [String]) -> Int? {
+        for line in lines.reversed() {
+            guard let r = line.range(of: "offloaded "), line.contains("layers to GPU") else { continue }
+            if let n = line[r.upperBound...].split(separator: "/").first.flatMap({ Int($0) }) { return n }
+        }
+        return nil
     }
 }
 

@@ -332,7 +332,7 @@ final class Scheduler: @unchecked Sendable {
                 continue
             }
             j.generated.append(tok)
-            let delta = j.text.append(model.piece(tok))
+            let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
             if !delta.isEmpty { j.continuation.yield(.text(delta)) }
             if j.generated.count >= j.request.maxTokens {
                 finish(j, .length, now: now)

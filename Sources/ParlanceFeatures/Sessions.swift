@@ -131,7 +131,7 @@ public actor SessionStore {
 public enum Sessions {
     public static func create(_ p: SessionCreate.Params, _ ctx: RequestContext) async throws -> SessionCreate.Result {
         let tools = p.tools ?? []
-        try ToolLoop.validate(tools: tools, settings: p.toolSettings, runsTools: ctx.services.peer.runsTools)
+        try ToolLoop.validate(tools: tools, settings: p.toolSettings, runsTools: ctx.services.peer.runsTools, answer: nil)
         return .init(sessionId: await ctx.services.sessions.create(instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none,
                                                                     tools: tools, toolSettings: p.toolSettings))
     }
@@ -142,7 +142,7 @@ public enum Sessions {
         let store = ctx.services.sessions
         if let schema = p.schema { _ = try GrammarBuilder.gbnf(for: schema) }  // bad schema: -32602 before any work
         let session = try await store.get(p.sessionId)
-        try ToolLoop.validate(tools: session.tools, settings: p.toolSettings.merged(over: session.toolSettings), runsTools: true)
+        try ToolLoop.validate(tools: session.tools, settings: p.toolSettings.merged(over: session.toolSettings), runsTools: true, answer: p.schema)
         let claimed = try await store.acquire(p.sessionId)
         return {
             var s = claimed
@@ -152,8 +152,11 @@ public enum Sessions {
                 await store.release(s)
                 return result
             } catch {
-                // A failed or cancelled turn leaves the session as it was before the turn.
-                await store.release(claimed)
+                // A failed or cancelled turn leaves the session as it was before the turn,
+                // except its call ids: the client saw those, so none is ever issued twice.
+                var before = claimed
+                before.calls = s.calls
+                await store.release(before)
                 throw error
             }
         }
@@ -163,9 +166,11 @@ public enum Sessions {
         let merged = merge(s.options, p.options)
         let options = ResolvedOptions(merged, defaultTemperature: 0.7, defaultMaxTokens: 512)
         var prompt = tokens(for: s, adding: p.prompt, engine: engine)
-        while prompt.count + options.maxTokens > engine.info.contextSize {
+        // A session with tools may spend a call's budget on a step before its answer.
+        let budget = s.tools.isEmpty ? options.maxTokens : max(options.maxTokens, ToolLoop.callTokens)
+        while prompt.count + budget > engine.info.contextSize {
             guard s.trimming == .dropOldest, !s.entries.isEmpty else {
-                throw EngineError.exceededContextWindowSize(promptTokens: prompt.count, maxTokens: options.maxTokens, contextSize: engine.info.contextSize)
+                throw EngineError.exceededContextWindowSize(promptTokens: prompt.count, maxTokens: budget, contextSize: engine.info.contextSize)
             }
             s.dropOldestExchange()
             s.history = []

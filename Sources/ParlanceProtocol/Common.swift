@@ -25,7 +25,7 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
     public static func + (a: Usage, b: Usage) -> Usage {
         Usage(promptTokens: a.promptTokens + b.promptTokens, cachedPromptTokens: a.cachedPromptTokens + b.cachedPromptTokens,
               generatedTokens: a.generatedTokens + b.generatedTokens,
-              firstTokenMs: a.firstTokenMs == 0 ? b.firstTokenMs : a.firstTokenMs, totalMs: a.totalMs + b.totalMs)
+              firstTokenMs: a.firstTokenMs == 0 ? b.firstTokenMs : a.firstTokenMs, totalMs: ((a.totalMs + b.totalMs) * 10).rounded() / 10)
     }
     public static let zero = Usage(promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, firstTokenMs: 0, totalMs: 0)
 }

@@ -96,7 +96,14 @@ public enum ToolCallFormat {
         return rules.add("answer-text", "[^<\\x00] \(names[0])")
     }
 
-    static func classEscape(_ c: Character) -> String { "\\^-]".contains(c) ? "\\\(c)" : String(c) }
+    /// A character for a GBNF class: letters and digits as they are, anything else as `\xHH`
+    /// (llama.cpp's parser knows no `\^` or `\-`).
+    static func classEscape(_ c: Character) -> String {
+        guard let a = c.asciiValue else { return String(c) }
+        if c.isLetter || c.isNumber { return String(c) }
+        let h = String(a, radix: 16, uppercase: true)
+        return "\\x" + (h.count < 2 ? "0" + h : h)
+    }
 
     /// A call read back from the model's output.
     public struct ParsedCall: Sendable, Equatable {

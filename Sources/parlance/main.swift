@@ -22,7 +22,7 @@ let usage = """
       --batch N               tokens per llama_decode batch (default \(engine.batchSize))
       --cache-type-k TYPE     KV cache keys: f16 or q8_0 (default \(engine.cache.keys.rawValue))
       --cache-type-v TYPE     KV cache values: f16 or q8_0 (default \(engine.cache.values.rawValue); q8_0 halves their memory, slows prompts ~20%)
-      --gpu-layers N|auto|all layers on a GPU (default auto: all when llama.cpp has a GPU device, none otherwise)
+      --gpu-layers N|auto|all layers on a GPU (default auto: all when llama.cpp has a GPU device, none otherwise; N: the last N)
       --flash-attn on|off     flash attention (default \(engine.flashAttention ? "on" : "off"); q8_0 values need it)
       --max-message-bytes N   largest accepted message (default 16777216)
       --log-level LEVEL       debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)

@@ -210,7 +210,11 @@ final class ToolCallingTests: XCTestCase {
         // A late answer is ignored (logged); the session is as before the turn and answers again.
         answer(d, call, "too late")
         XCTAssertEqual(d.call("session/transcript", ["sessionId": .string(sid)]).result?["turns"], before)
-        let again = startRespond(d, sid, ["toolChoice": "none"])
+        // Usable, and the call id the client saw is never issued again.
+        let again = startRespond(d, sid, ["maxToolCalls": 1, "toolTimeoutMs": 30000])
+        let next = try nextCall(d, sid)
+        XCTAssertEqual(next["params"]?["callId"], "call-2", "call-1 was sent before the timeout")
+        answer(d, next, "sunny")
         XCTAssertNotNil(d.response(again)?.result?["text"], "the session is usable after a timeout")
     }
 

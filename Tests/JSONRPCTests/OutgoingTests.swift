@@ -44,6 +44,27 @@ final class OutgoingTests: XCTestCase {
         XCTAssertEqual(out.pendingCount, 0)
     }
 
+    /// A limit so short that the timer may fire before the waiter is registered still ends
+    /// the request with its timeout (never a waiter left hanging): many at once, both orders.
+    func testTimeoutsShorterThanTheRegistrationStillEndTheRequest() async throws {
+        let wire = Wire()
+        let out = Outgoing(send: { wire.send($0) })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    do {
+                        _ = try await out.request("tool/call", [:], timeout: .zero)
+                        XCTFail("no answer: must time out")
+                    } catch let f as Outgoing.Failure {
+                        XCTAssertEqual(f, .timedOut(method: "tool/call", milliseconds: 0))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(out.pendingCount, 0)
+    }
+
     func testCancellationTellsTheClientAndTimeoutsAreTyped() async throws {
         let wire = Wire()
         let out = Outgoing(send: wire.send)

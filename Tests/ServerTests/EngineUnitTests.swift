@@ -92,6 +92,7 @@ final class MemoryUseTests: XCTestCase {
             "load_tensors:        CUDA0 model buffer size =  1000.00 MiB",
             "llama_context:        CPU  output buffer size =     3.00 MiB",
             "llama_kv_cache:        CPU KV buffer size =    68.91 MiB",
+            "llama_kv_cache_iswa: SWA cache:        CPU KV buffer size =    10.00 MiB",
             "llama_kv_cache: size =   68.91 MiB (  4096 cells,  30 layers, 16/1 seqs), K (q8_0):   23.91 MiB, V (f16):   45.00 MiB",
             "sched_reserve:        CPU compute buffer size =     9.00 MiB",
             "sched_reserve:        CPU compute buffer size =     8.77 MiB",
@@ -101,9 +102,11 @@ final class MemoryUseTests: XCTestCase {
         let mib = { (x: Double) in Int((x * 1_048_576).rounded()) }
         XCTAssertEqual(m.weightsBytes, mib(1092.10))
         XCTAssertTrue(m.weightsMapped)
-        XCTAssertEqual(m.kvCacheBytes, mib(68.91), "the summary line is not counted twice")
+        XCTAssertEqual(m.kvCacheBytes, mib(78.91), "both caches of a sliding-window model; the summary line is not counted")
         XCTAssertEqual(m.computeBytes, mib(8.77), "the last reservation replaces the first")
         XCTAssertEqual(m.outputBytes, mib(3))
+        XCTAssertEqual(MemoryUse.offloadedLayers(["load_tensors: offloaded 31/31 layers to GPU"]), 31)
+        XCTAssertNil(MemoryUse.offloadedLayers(lines))
         XCTAssertEqual(MemoryUse.parse([]), MemoryUse(weightsBytes: 0, weightsMapped: false, kvCacheBytes: 0, computeBytes: 0, outputBytes: 0))
     }
 }

@@ -33,7 +33,7 @@ void pl_log_forward(int level, const char *text);
 void pl_tune_malloc(void);
 
 // MARK: model
-/// Loads a GGUF model, its first n_gpu_layers layers on the GPU devices llama.cpp found
+/// Loads a GGUF model, n_gpu_layers of its layers (the last ones) on the GPU devices llama.cpp found
 /// (negative: all layers; 0: CPU only). On failure returns NULL and writes a reason into err.
 pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, char *err, size_t err_len);
 /// Repeating layers (blocks) of the model.

@@ -7,7 +7,7 @@ import ParlanceSchema
 extension ToolLoop {
     /// -32602 for tools from a client that cannot run them, duplicate names, parameters the
     /// grammar cannot express, or a toolChoice the tools do not allow.
-    static func validate(tools: [ToolDefinition], settings: ToolSettings, runsTools: Bool) throws {
+    static func validate(tools: [ToolDefinition], settings: ToolSettings, runsTools: Bool, answer: JSONValue?) throws {
         if !tools.isEmpty && !runsTools {
             throw ResponseError.invalidParams(
                 "this client did not declare that it runs tools: send capabilities.tools = true in initialize to create a session with tools",
@@ -26,6 +26,15 @@ extension ToolLoop {
                 _ = try ToolCallFormat.gbnf(tools: [.init(name: t.name, parameters: t.argumentsSchema)], maxCalls: 1, answer: .callOnly)
             } catch {
                 throw ResponseError.invalidParams("tools[\(i)].parameters: \(error)", data: ["error": "invalidToolParameters", "path": .string("/tools/\(i)/parameters")])
+            }
+        }
+        // The largest step grammar this turn can use (every tool, the answer) must build too.
+        if !tools.isEmpty {
+            do {
+                _ = try ToolCallFormat.gbnf(tools: tools.map { .init(name: $0.name, parameters: $0.argumentsSchema) },
+                                            maxCalls: settings.maxToolCalls ?? defaultMaxCalls, answer: answer.map { .schema($0) } ?? .text)
+            } catch {
+                throw ResponseError.invalidParams("the tools and the answer schema together: \(error)", data: ["error": "invalidToolParameters", "path": "/tools"])
             }
         }
         let names = JSONValue.array(tools.map { .string($0.name) })

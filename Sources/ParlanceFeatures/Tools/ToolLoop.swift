@@ -102,7 +102,8 @@ struct ToolLoop {
         // bound it, a call's budget does.
         let budget = mustCall ? max(options.maxTokens, Self.callTokens) : options.maxTokens
         let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: options.seed, grammar: grammar,
-                                        maxTokens: budget, cachePriority: .session, deterministic: options.deterministic)
+                                        maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
+                                        renderSpecial: !callable.isEmpty)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)

@@ -12,7 +12,7 @@ enum ToolPrompt {
         let example = tools[0]
         var lines = [
             "You can call tools. To call one, reply with only this, and nothing before or after it:",
-            ToolCallFormat.open + #"{"name": "\#(example.name)", "arguments": {…}}"# + ToolCallFormat.close,
+            ToolCallFormat.open + #"{"name":"\#(example.name)","arguments":{…}}"# + ToolCallFormat.close,
             "Then wait: the tool's output comes in the next message. Use it to answer the user. Call a tool only when its output helps.",
             "Tools:",
         ]
@@ -32,7 +32,9 @@ enum ToolPrompt {
             body = text(of: record.output ?? .null)
         }
         if prompt.hasToolRole { return ChatMessage(.tool, body) }
-        return ChatMessage(.user, "Output of the tool \(record.name) (\(record.callId)):\n\(body)")
+        // Without a tool role the output arrives as a user message; saying what to do with
+        // it keeps a small model from echoing it back as its answer.
+        return ChatMessage(.user, "Output of the tool \(record.name) (\(record.callId)):\n\(body)\n\nUse this output to answer my question in plain words.")
     }
 
     /// A string output as it is; any other JSON serialized.
