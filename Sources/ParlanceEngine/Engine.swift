@@ -81,13 +81,15 @@ public enum GPULayers: Sendable, Hashable, CustomStringConvertible {
     /// What llama.cpp is asked for (negative: all layers), and the warning to log when the
     /// request cannot be met on these devices (nil when it can, or for `auto`).
     public func resolved(gpuAvailable: Bool) -> (layers: Int32, warning: String?) {
+        let layers: Int32
         switch self {
         case .auto: return (gpuAvailable ? -1 : 0, nil)
-        case .all: return (-1, gpuAvailable ? nil : "--gpu-layers all: llama.cpp has no GPU device (it was built for the CPU only); every layer runs on the CPU")
         case .count(0): return (0, nil)
-        case .count(let n):
-            return (Int32(clamping: n), gpuAvailable ? nil : "--gpu-layers \(n): llama.cpp has no GPU device (it was built for the CPU only); every layer runs on the CPU")
+        case .all: layers = -1
+        case .count(let n): layers = Int32(clamping: n)
         }
+        let warning = "--gpu-layers \(self): llama.cpp has no GPU device (it was built for the CPU only); every layer runs on the CPU"
+        return (layers, gpuAvailable ? nil : warning)
     }
 
     /// Layers actually on a GPU for a model of `layers` repeating layers (llama.cpp offloads
