@@ -4,6 +4,8 @@ import ParlanceHash
 
 public struct EngineConfig: Sendable {
     public var modelPath: String
+    /// The model's registry name (results' provenance names it); default: the file's stem.
+    public var name: String = ""
     public var contextSize: Int
     public var threads: Int
     public var parallel: Int       // requests decoded together
@@ -222,6 +224,12 @@ public final class Engine: Sendable {
     /// Stops the engine; the abort callback ends a running decode within a graph node, and
     /// this returns once the engine thread is out of llama.cpp (at most half a second).
     public func shutdown() { scheduler.stopAndWait(timeout: 0.5) }
+
+    /// Stops an idle engine for good, first saving every cached sequence long enough to be
+    /// worth a state file, so the next load of this model restores them from disk. Returns
+    /// once the engine thread has left llama.cpp; the model's memory is freed when the last
+    /// reference to the engine goes.
+    public func unload() { scheduler.stopAndWait(timeout: 60, saving: true) }
 }
 
 final class IDCounter: Sendable {

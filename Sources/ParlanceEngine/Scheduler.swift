@@ -36,6 +36,8 @@ final class Scheduler: @unchecked Sendable {
     private struct Inbox {
         var submitted: [Job] = []
         var stop = false
+        /// Save the cached sequences' KV states before stopping (an unload).
+        var saveOnStop = false
         var waitingCount = 0
         var stats: EngineStats
     }
@@ -104,9 +106,12 @@ final class Scheduler: @unchecked Sendable {
         signal()
     }
 
-    func stop() {
-        inbox.withLock { $0.stop = true }
-        ctx.setAbort(true)
+    func stop(saving: Bool = false) {
+        inbox.withLock {
+            $0.stop = true
+            $0.saveOnStop = saving
+        }
+        if !saving { ctx.setAbort(true) }
         signal()
     }
 
@@ -115,8 +120,8 @@ final class Scheduler: @unchecked Sendable {
 
     /// Stops, then waits up to `timeout` seconds for the engine thread to leave llama.cpp,
     /// so a process that exits next never tears llama.cpp down under a running decode.
-    func stopAndWait(timeout: Double) {
-        stop()
+    func stopAndWait(timeout: Double, saving: Bool = false) {
+        stop(saving: saving)
         _ = stopped.wait(timeout: .now() + timeout)
     }
 
@@ -146,6 +151,12 @@ final class Scheduler: @unchecked Sendable {
             wake.unlock()
             if stopping {
                 for j in active + waiting + new { j.continuation.finish(throwing: EngineError.shutDown) }
+                if inbox.withLock({ $0.saveOnStop }) {
+                    // Longest first: a shorter prefix of a saved one is covered by it.
+                    for seq in slots.indices.sorted(by: { slots[$0].tokens.count > slots[$1].tokens.count }) where slots[seq].job == nil {
+                        store?.save(seq: Int32(seq), tokens: slots[seq].tokens, ctx: ctx)
+                    }
+                }
                 stopped.signal()
                 return
             }

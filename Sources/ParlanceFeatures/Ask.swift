@@ -77,16 +77,20 @@ public enum Ask {
         let ctx = await ctx.claimDocuments(uri.map { [$0] } ?? [])
         if let uri, await ctx.document(uri) == nil { throw ErrorMapping.notFound("document", uri) }
         let store = ctx.services.sessions
+        if let sid = p.sessionId, let m = p.model, let s = try? await store.get(sid), s.model != m {
+            throw ResponseError.invalidParams("conversation \(sid) runs on model '\(s.model)' (its history is that model's tokens), not '\(m)'",
+                                              data: ["error": "modelMismatch", "path": "/model", "model": .string(m), "sessionModel": .string(s.model)])
+        }
         let sessionId: String
         if let sid = p.sessionId { sessionId = sid } else {
-            sessionId = await store.create(instructions: AnalysisPrompt.system, options: nil, trimming: .none)
+            sessionId = await store.create(model: try ctx.modelName(), instructions: AnalysisPrompt.system, options: nil, trimming: .none)
         }
         let claimed = try await store.acquire(sessionId)
         return { [uri] in
             var session = claimed
             do {
                 let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx)
-                let engine = try await ctx.engine()
+                let engine = try await ctx.engine(model: session.model)
                 let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 200, deterministic: p.deterministic),
                                               defaultTemperature: 0.2)
                 let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)

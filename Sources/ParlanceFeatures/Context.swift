@@ -12,6 +12,10 @@ public struct RequestContext: Sendable {
     /// The open documents this request named, as they were when it arrived (nil: not
     /// claimed, read the store as it is now).
     public private(set) var documents: [String: OpenDocument]? = nil
+    /// The model the request asked for (by name or by its routes), and the models it holds
+    /// until it is answered.
+    public private(set) var model = ModelChoice()
+    public private(set) var modelUses = ModelUses()
 
     public init(id: RequestID, progress: ProgressReporter, services: Services) {
         self.id = id
@@ -49,8 +53,36 @@ public struct RequestContext: Sendable {
         return await services.documents.get(uri)
     }
 
-    /// The loaded engine, waiting for a load in progress; a typed error when unavailable.
-    public func engine() async throws -> Engine { try await services.models.engine() }
+    /// The same request choosing its model: `name` (params' `model`) or else `routes`.
+    /// An unknown name is -32602 here, before any work.
+    public func choosingModel(_ name: String?, routes: [String]) throws -> RequestContext {
+        if let name, !services.models.has(name) { throw services.models.unknown(name) }
+        var c = self
+        c.model = ModelChoice(name: name, routes: routes)
+        return c
+    }
+
+    /// The registry name of the model this request uses.
+    public func modelName() throws -> String { try services.models.resolve(model) }
+
+    /// The request's model (or `name`, a session's), loading it when needed (progress
+    /// phase `loading`) and held until the request is answered; a typed error when
+    /// unavailable.
+    public func engine(model name: String? = nil) async throws -> Engine {
+        let name = try name ?? modelName()
+        let engine = try await services.models.acquire(name, progress: progress)
+        if !modelUses.add(name) { services.models.release(name) }
+        return engine
+    }
+
+    /// Runs work that outlives the request's answer (an LSP rewrite answered at once, a
+    /// prewarm) holding its own models, released when `body` returns.
+    public func detached<T: Sendable>(_ body: @Sendable (RequestContext) async throws -> T) async rethrows -> T {
+        var c = self
+        c.modelUses = ModelUses()
+        defer { c.modelUses.close(services.models) }
+        return try await body(c)
+    }
 }
 
 /// Sends `$/progress` for one work-done token (or nothing when the client gave none).

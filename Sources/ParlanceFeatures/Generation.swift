@@ -28,6 +28,7 @@ public struct ResolvedOptions: Sendable {
                                                     minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
                            seed: Int(seed))
         if deterministic { p.deterministic = true }
+        p.model = engine.config.name
         return p
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 
 /// Long-lived state shared by all handlers.
 public final class Services: Sendable {
-    public let models: ModelHost
+    public let models: ModelRegistry
     public let options: ServiceOptions
     public let documents: DocumentStore
     public let analysisCache: AnalysisCache
@@ -17,7 +17,7 @@ public final class Services: Sendable {
     /// What the client said it can do in `initialize`.
     public let peer = PeerCapabilities()
 
-    public init(models: ModelHost, options: ServiceOptions, client: Outgoing = Outgoing(send: { _ in }),
+    public init(models: ModelRegistry, options: ServiceOptions, client: Outgoing = Outgoing(send: { _ in }),
                 warn: @escaping @Sendable (String) -> Void = { _ in }) {
         self.models = models
         self.client = client
@@ -52,55 +52,6 @@ public struct ServiceOptions: Sendable {
         self.historyEnabled = historyEnabled
         self.documentCacheBytes = documentCacheBytes
         self.analysisCacheBytes = analysisCacheBytes
-    }
-}
-
-/// Loads the model in the background and reports availability the way
-/// `SystemLanguageModel.availability` does.
-public final class ModelHost: Sendable {
-    public enum State: Sendable {
-        case loading
-        case ready(Engine)
-        case failed(EngineError)
-    }
-    private let state = Mutex<State>(.loading)  // guards the load state
-    private let loaded = AsyncLatch()
-    public let config: EngineConfig
-
-    public init(config: EngineConfig) {
-        self.config = config
-    }
-
-    /// Loads on a background thread; `engine()` callers wait for it.
-    public func startLoading() {
-        let config = self.config
-        Task.detached(priority: .userInitiated) { [self] in
-            let result: State
-            do {
-                result = .ready(try Engine(config: config))
-            } catch let e as EngineError {
-                result = .failed(e)
-            } catch {
-                result = .failed(.invalidModelFile(path: config.modelPath, reason: "\(error)"))
-            }
-            state.withLock { $0 = result }
-            await loaded.open()
-        }
-    }
-
-    public var current: State { state.withLock { $0 } }
-
-    public func engine() async throws -> Engine {
-        await loaded.wait()
-        switch current {
-        case .ready(let e): return e
-        case .failed(let e): throw e
-        case .loading: throw EngineError.modelNotFound(path: config.modelPath)
-        }
-    }
-
-    public func shutdown() {
-        if case .ready(let e) = current { e.shutdown() }
     }
 }
 

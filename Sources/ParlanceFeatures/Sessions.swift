@@ -10,6 +10,8 @@ import ParlanceSchema
 /// engine's prefix cache finds all of history already evaluated.
 struct SessionState: Sendable {
     var id: String
+    /// The registry model the session was created on: its history is that model's tokens.
+    var model: String
     var instructions: String?
     var options: GenerationOptions?
     var trimming: SessionCreate.Trimming
@@ -77,7 +79,7 @@ public actor SessionStore {
 
     public var count: Int { sessions.count }
 
-    func create(instructions: String?, options: GenerationOptions?, trimming: SessionCreate.Trimming,
+    func create(model: String, instructions: String?, options: GenerationOptions?, trimming: SessionCreate.Trimming,
                 tools: [ToolDefinition] = [], toolSettings: ToolSettings = ToolSettings()) -> String {
         counter += 1
         tick += 1
@@ -85,7 +87,7 @@ public actor SessionStore {
         while sessions.count >= limit, let idle = sessions.values.filter({ !$0.busy }).min(by: { $0.lastUsed < $1.lastUsed }) {
             sessions[idle.id] = nil
         }
-        sessions[id] = SessionState(id: id, instructions: instructions, options: options, trimming: trimming,
+        sessions[id] = SessionState(id: id, model: model, instructions: instructions, options: options, trimming: trimming,
                                     tools: tools, toolSettings: toolSettings, lastUsed: tick)
         return id
     }
@@ -132,7 +134,7 @@ public enum Sessions {
     public static func create(_ p: SessionCreate.Params, _ ctx: RequestContext) async throws -> SessionCreate.Result {
         let tools = p.tools ?? []
         try ToolLoop.validate(tools: tools, settings: p.toolSettings, runsTools: ctx.services.peer.runsTools, answer: nil)
-        return .init(sessionId: await ctx.services.sessions.create(instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none,
+        return .init(sessionId: await ctx.services.sessions.create(model: try ctx.modelName(), instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none,
                                                                     tools: tools, toolSettings: p.toolSettings))
     }
 
@@ -147,7 +149,7 @@ public enum Sessions {
         return {
             var s = claimed
             do {
-                let engine = try await ctx.engine()
+                let engine = try await ctx.engine(model: s.model)
                 let result = try await respond(&s, p, engine: engine, ctx: ctx)
                 await store.release(s)
                 return result
@@ -211,7 +213,7 @@ public enum Sessions {
     }
 
     static func prewarm(_ s: SessionState, _ p: SessionPrewarm.Params, _ ctx: RequestContext) async throws -> SessionPrewarm.Result {
-        let engine = try await ctx.engine()
+        let engine = try await ctx.engine(model: s.model)
         let prompt: [Token]
         if let prefix = p.promptPrefix {
             let messages = s.messages + [ChatMessage(.user, prefix)]

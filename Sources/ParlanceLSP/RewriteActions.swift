@@ -61,7 +61,7 @@ enum RewriteActions {
         let params = ComposeVariations.Params(text: text, audience: settings.audience, language: settings.language)
         lsp.startPrewarm(key: key) {
             do {
-                _ = try await Compose.prewarm(params, ctx.with(progress: .none))
+                _ = try await ctx.with(progress: .none).detached { try await Compose.prewarm(params, $0) }
             } catch {
                 // Cancelled (the selection changed, real work arrived) or no model yet: the
                 // rewrite, if chosen, evaluates the prompt itself.
@@ -122,7 +122,8 @@ enum RewriteActions {
             return { .null }
         }
         let tracked = TrackedRewrite(action, lsp)
-        Task {
+        // Answered at once: the rewrite holds its own model use until it ends.
+        Task { await ctx.detached { ctx in
             do {
                 let (answer, warning) = try await tracked.run(selection: selection, title: title, ctx: ctx) { edit in
                     let params = try JSONValue(encoding: ApplyWorkspaceEdit.Params(label: "Parlance: \(title)", edit: edit))
@@ -138,7 +139,7 @@ enum RewriteActions {
                 // Cancelled by the writer (progress UI) or at shutdown: nothing to explain.
                 if ErrorMapping.response(for: error).code != .requestCancelled { Messages.show(ctx, .warning, Messages.describe(error)) }
             }
-        }
+        } }
         return { .null }
     }
 

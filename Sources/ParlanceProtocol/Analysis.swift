@@ -18,6 +18,7 @@ public struct AnalysisParams: Codable, Sendable, Schematic {
     public var verify: Bool? = nil
     public var maxAttempts: Int? = nil
     public var workDoneToken: JSONValue?
+    public var model: String? = nil
     public init(text: String? = nil, uri: String? = nil, language: String? = nil, temperature: Double? = nil, seed: Int? = nil,
                 workDoneToken: JSONValue? = nil) {
         self.text = text
@@ -28,6 +29,7 @@ public struct AnalysisParams: Codable, Sendable, Schematic {
         self.workDoneToken = workDoneToken
     }
     public static let schemaHints: [String: SchemaHint] = [
+        "model": .model,
         "text": SchemaHint(description: "The transcript (SRT and WebVTT are recognised; plain text is split into paragraphs). Give text or uri."),
         "uri": SchemaHint(description: "An open document (document/open)."),
         "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input; unsupported ones fall back, reported in fallbackFrom."),
@@ -259,9 +261,11 @@ public enum AnalyzeCompare: RPCMethod {
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var workDoneToken: JSONValue?
+        public var model: String? = nil
         public static let schemaHints: [String: SchemaHint] = [
             "documents": SchemaHint(description: "2-8 documents, each by uri or text.", minItems: 2, maxItems: 8),
             "language": AnalysisParams.schemaHints["language"]!,
+            "model": .model,
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
@@ -368,6 +372,7 @@ public enum AnalyzeWorthIt: RPCMethod {
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var workDoneToken: JSONValue?
+        public var model: String? = nil
         public static let schemaHints: [String: SchemaHint] = AnalysisParams.schemaHints.merging([
             "comments": SchemaHint(description: "Up to 50 viewer comments (the seed's top comments).", maxItems: 50, minLength: 1, maxLength: 2000),
         ]) { a, _ in a }

@@ -20,6 +20,7 @@ public enum AskStream: RPCMethod {
         public var deterministic: Bool? = nil
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
+        public var model: String? = nil
         public var workDoneToken: JSONValue?
         public init(uri: String? = nil, text: String? = nil, question: String, sessionId: String? = nil, language: String? = nil,
                     maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
@@ -34,6 +35,7 @@ public enum AskStream: RPCMethod {
             self.workDoneToken = workDoneToken
         }
         public static let schemaHints: [String: SchemaHint] = [
+            "model": .model,
             "uri": SchemaHint(description: "An open document (document/open). Give uri or text; a follow-up (sessionId) may give neither and continues on its conversation's document."),
             "text": SchemaHint(description: "A transcript given inline instead of uri."),
             "question": SchemaHint(minLength: 1, maxLength: 2000),

@@ -32,6 +32,8 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
 
 /// What produced a result, so scripts can cache results and detect stale ones.
 public struct Provenance: Codable, Sendable, Hashable, Schematic {
+    /// The registry name of the model that produced the result (model/list).
+    public var model: String? = nil
     public var modelSha256: String
     public var templateSha256: String
     public var sampler: SamplerSettings
@@ -97,6 +99,12 @@ public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
 }
 
 extension SchemaHint {
+    /// `model`, said once for every method that generates.
+    public static let model = SchemaHint(description: """
+        A model by its registry name (model/list). Default: the route for this method or its family in the config \
+        file, else the default model. An unknown name is -32602 with data.models listing the names.
+        """, minLength: 1)
+
     /// What `deterministic` promises, said once for every method that takes it.
     public static let deterministic = SchemaHint(description: """
         Identical output for the same input, seed and options, whatever else the daemon has done or is doing. Costs: the \
@@ -176,8 +184,22 @@ public enum Availability: String, Codable, Sendable, SchemaEnum {
 }
 
 public enum UnavailableReason: String, Codable, Sendable, SchemaEnum {
-    case modelNotFound, invalidModelFile, loading, contextTooSmall
+    case modelNotFound, invalidModelFile, loading, contextTooSmall, memoryBudget
 }
+
+/// Params of a method that generates: `model` picks the registry entry.
+public protocol ModelSelecting {
+    /// The registry name the request asked for (nil: its route, or the default model).
+    var model: String? { get }
+}
+extension AnalysisParams: ModelSelecting {}
+extension Summarize.Params: ModelSelecting {}
+extension AnalyzeCompare.Params: ModelSelecting {}
+extension AnalyzeWorthIt.Params: ModelSelecting {}
+extension AskStream.Params: ModelSelecting {}
+extension ComposeVariations.Params: ModelSelecting {}
+extension ComposeRefine.Params: ModelSelecting {}
+extension SessionCreate.Params: ModelSelecting {}
 
 /// Params that name open documents by uri. The server takes a snapshot of those documents
 /// when the request arrives, so a `document/change` sent after it never alters the text it

@@ -132,6 +132,7 @@ public enum ComposeVariations: RPCMethod {
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
+        public var model: String? = nil
         public var workDoneToken: JSONValue?
         public init(text: String, tones: [Tone]? = nil, audience: Audience? = nil, count: Int? = nil, instructions: String? = nil,
                     language: String? = nil, maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil,
@@ -149,6 +150,7 @@ public enum ComposeVariations: RPCMethod {
             self.workDoneToken = workDoneToken
         }
         public static let schemaHints: [String: SchemaHint] = [
+            "model": .model,
             "text": SchemaHint(description: "The selection to rewrite.", minLength: 1),
             "tones": SchemaHint(description: "Tones, one variation each (repeat a tone for alternatives). Default: formal, casual, diplomatic (the first `count` of formal, casual, diplomatic, empathetic, direct).", minItems: 1, maxItems: 8),
             "audience": SchemaHint(description: "Who the rewrites are for. Default: the detected audience."),
@@ -232,6 +234,7 @@ public enum ComposeRefine: RPCMethod {
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
+        public var model: String? = nil
         public var workDoneToken: JSONValue?
         public init(variationId: String, instruction: String, maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil,
                     ephemeral: Bool? = nil, workDoneToken: JSONValue? = nil) {
@@ -244,6 +247,7 @@ public enum ComposeRefine: RPCMethod {
             self.workDoneToken = workDoneToken
         }
         public static let schemaHints: [String: SchemaHint] = [
+            "model": .model,
             "variationId": SchemaHint(description: "A variation id from compose/variations, compose/refine or the history.", minLength: 1),
             "instruction": SchemaHint(description: "shorter, longer, warmer, more formal, or free text.", minLength: 1, maxLength: 1000),
             "maxTokens": SchemaHint(minimum: 16, maximum: 2048),

@@ -11,10 +11,18 @@ public struct ProtocolError: Sendable, Hashable {
     public var data: JSONValue
 
     /// The model is not available: `data.reason` is `modelNotFound`, `invalidModelFile`,
-    /// `loading` or `contextTooSmall`.
+    /// `loading`, `contextTooSmall` or `memoryBudget` (loading it would pass
+    /// `--max-loaded-models` or `--max-model-bytes` and every loaded model is busy: the
+    /// numbers are in `neededBytes`, `loadedBytes`, `maxModelBytes`, `loadedModels`,
+    /// `maxLoadedModels`, `busy`). `data.model` names the registry entry.
     public static let modelUnavailable = ProtocolError(
-        code: -32001, name: "modelUnavailable", meaning: "No model is loaded; data.reason says why.",
-        data: ["type": "object", "properties": ["error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall"]], "message": ["type": "string"], "path": ["type": "string"]], "required": ["error", "reason", "message"]])
+        code: -32001, name: "modelUnavailable", meaning: "The model cannot be used; data.reason says why.",
+        data: ["type": "object", "properties": [
+            "error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall", "memoryBudget"]],
+            "message": ["type": "string"], "path": ["type": "string"], "model": ["type": "string"],
+            "neededBytes": ["type": "integer"], "loadedBytes": ["type": "integer"], "maxModelBytes": ["type": "integer"],
+            "loadedModels": ["type": "array", "items": ["type": "string"]], "maxLoadedModels": ["type": "integer"],
+            "busy": ["type": "array", "items": ["type": "string"]]], "required": ["error", "reason", "message"]])
 
     /// Generation failed: `data.error` is `exceededContextWindowSize` (with token counts),
     /// `decodingFailure`, `concurrentRequests` (queue full), `unsupportedLanguageOrLocale` or

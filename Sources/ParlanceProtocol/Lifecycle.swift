@@ -177,7 +177,7 @@ public enum Progress: RPCNotification {
         }
     }
     public enum Kind: String, Codable, Sendable, SchemaEnum { case begin, report, end }
-    public enum Phase: String, Codable, Sendable, SchemaEnum { case queued, tokenizing, prompt, generating, map, reduce, verifying, toolCall, done }
+    public enum Phase: String, Codable, Sendable, SchemaEnum { case loading, queued, tokenizing, prompt, generating, map, reduce, verifying, toolCall, done }
     public struct Value: Codable, Sendable, Schematic {
         public var kind: Kind
         public var title: String?

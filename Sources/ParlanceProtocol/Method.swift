@@ -15,12 +15,16 @@ public protocol RPCMethod: Sendable {
     /// LSP clients send many optional fields; methods that must accept them say so.
     static var acceptsUnknownParams: Bool { get }
     static var example: (params: JSONValue, result: JSONValue)? { get }
+    /// The config file's route key for this method's model (besides its full name): its
+    /// family, the part of its name before the first `/`.
+    static var modelRoute: String { get }
 }
 
 extension RPCMethod {
     public static var errors: [ProtocolError] { [] }
     public static var acceptsUnknownParams: Bool { false }
     public static var example: (params: JSONValue, result: JSONValue)? { nil }
+    public static var modelRoute: String { String(name.prefix { $0 != "/" }) }
     public static var paramsSchema: JSONValue { SchemaDeriver.schema(for: Params.self) }
     public static var resultSchema: JSONValue { SchemaDeriver.schema(for: Result.self) }
 }

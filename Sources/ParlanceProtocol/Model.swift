@@ -1,10 +1,21 @@
+import ParlanceJSON
 import ParlanceSchema
 
 public enum ModelStatus: RPCMethod {
     public static let name = "model/status"
-    public static let summary = "Model availability (like SystemLanguageModel.availability), model info and scheduler state."
-    public typealias Params = Empty
+    public static let summary = "A model's availability (like SystemLanguageModel.availability), info and scheduler state: the default model, or the one named."
+    public struct Params: Codable, Sendable, Schematic {
+        public var model: String?
+        public init(model: String? = nil) { self.model = model }
+        public static let schemaHints: [String: SchemaHint] = [
+            "model": SchemaHint(description: "A registry name (model/list). Default: the default model.", minLength: 1)]
+    }
     public struct Result: Codable, Sendable, Schematic {
+        /// The registry name.
+        public var name: String?
+        /// Loaded or not: `available` with `unloaded` means the file checks out and the first
+        /// request will load it.
+        public var state: ModelState?
         public var availability: Availability
         public var reason: UnavailableReason?
         public var message: String?
@@ -88,4 +99,108 @@ public enum ModelStatus: RPCMethod {
             self.threads = threads
         }
     }
+}
+
+/// Where a registry model is in its life: loaded on the first request that needs it,
+/// unloaded after `--keep-alive` idle seconds or to make room for another.
+public enum ModelState: String, Codable, Sendable, SchemaEnum { case unloaded, loading, ready, failed }
+
+public enum ModelList: RPCMethod {
+    public static let name = "model/list"
+    public static let summary = "Every model in the registry with its state, memory and routes; the memory budget and keep-alive."
+    public typealias Params = Empty
+    public struct Result: Codable, Sendable, Schematic {
+        public var models: [Entry]
+        /// The model a request uses when it names none and no route matches.
+        public var defaultModel: String
+        public var routes: [Route]
+        /// `--max-loaded-models` and `--max-model-bytes` (absent: no limit).
+        public var maxLoadedModels: Int?
+        public var maxModelBytes: Int?
+        /// What the loaded models hold (their `memory.totalBytes`), against `maxModelBytes`.
+        public var loadedBytes: Int
+        /// The daemon's resident set size now.
+        public var residentBytes: Int
+        public var devices: [ModelStatus.Device]
+        public init(models: [Entry], defaultModel: String, routes: [Route], maxLoadedModels: Int?, maxModelBytes: Int?,
+                    loadedBytes: Int, residentBytes: Int, devices: [ModelStatus.Device]) {
+            self.models = models
+            self.defaultModel = defaultModel
+            self.routes = routes
+            self.maxLoadedModels = maxLoadedModels
+            self.maxModelBytes = maxModelBytes
+            self.loadedBytes = loadedBytes
+            self.residentBytes = residentBytes
+            self.devices = devices
+        }
+    }
+    public struct Route: Codable, Sendable, Hashable, Schematic {
+        /// A method family (`analysis`, `ask`, `compose`, `session`) or a full method name.
+        public var route: String
+        public var model: String
+        public init(route: String, model: String) {
+            self.route = route
+            self.model = model
+        }
+    }
+    public struct Entry: Codable, Sendable, Schematic {
+        public var name: String
+        public var path: String
+        public var state: ModelState
+        /// Why the last load failed (`failed`), as model/status gives it.
+        public var reason: UnavailableReason?
+        public var message: String?
+        public var isDefault: Bool
+        public var fileBytes: Int?
+        /// What llama.cpp allocated for it: now when loaded, at its last load otherwise.
+        public var memory: ModelMemory?
+        /// What the memory budget counts for it before it loads: its last measured total,
+        /// else the file plus an estimate of its KV cache at the configured context.
+        public var estimatedBytes: Int
+        public var contextSize: Int
+        public var gpuLayersRequested: String
+        /// Idle seconds before it unloads (0: never).
+        public var keepAliveSeconds: Double
+        /// Requests using it now (a model in use is never unloaded).
+        public var activeRequests: Int
+        /// Milliseconds since a request last used it (absent: never used).
+        public var idleMs: Int?
+        /// How many times it has been loaded.
+        public var loads: Int
+        /// The route keys that pick it (the config file's `routes`).
+        public var routes: [String]
+        public init(name: String, path: String, state: ModelState, reason: UnavailableReason?, message: String?, isDefault: Bool,
+                    fileBytes: Int?, memory: ModelMemory?, estimatedBytes: Int, contextSize: Int, gpuLayersRequested: String,
+                    keepAliveSeconds: Double, activeRequests: Int, idleMs: Int?, loads: Int, routes: [String]) {
+            self.routes = routes
+            self.name = name
+            self.path = path
+            self.state = state
+            self.reason = reason
+            self.message = message
+            self.isDefault = isDefault
+            self.fileBytes = fileBytes
+            self.memory = memory
+            self.estimatedBytes = estimatedBytes
+            self.contextSize = contextSize
+            self.gpuLayersRequested = gpuLayersRequested
+            self.keepAliveSeconds = keepAliveSeconds
+            self.activeRequests = activeRequests
+            self.idleMs = idleMs
+            self.loads = loads
+        }
+    }
+}
+
+public enum ModelLoad: RPCMethod {
+    public static let name = "model/load"
+    public static let summary = "Load a model now (the first request would), reporting phase loading; answers its model/status once it is ready or failed."
+    public static let errors: [ProtocolError] = [.modelUnavailable]
+    public struct Params: Codable, Sendable, Schematic, ModelSelecting {
+        public var model: String?
+        public var workDoneToken: JSONValue?
+        public init(model: String? = nil) { self.model = model }
+        public static let schemaHints: [String: SchemaHint] = ["model": .model]
+    }
+    public typealias Result = ModelStatus.Result
 }

@@ -17,6 +17,7 @@ public enum SessionCreate: RPCMethod {
         public var maxToolCalls: Int?
         public var toolTimeoutMs: Int?
         public var resetToolChoice: Bool?
+        public var model: String? = nil
         public var toolSettings: ToolSettings {
             ToolSettings(toolChoice: toolChoice, maxToolCalls: maxToolCalls, toolTimeoutMs: toolTimeoutMs, resetToolChoice: resetToolChoice)
         }
@@ -24,6 +25,7 @@ public enum SessionCreate: RPCMethod {
             "instructions": SchemaHint(description: "System instructions kept for the session's lifetime.", maxLength: 20000),
             "trimming": SchemaHint(description: "When the context fills: fail with exceededContextWindowSize (none, default) or drop the oldest turns, keeping the instructions (dropOldest)."),
             "tools": SchemaHint(description: "Tools the client runs (tool/call); needs capabilities.tools in initialize. Fixed for the session's lifetime.", maxItems: 32),
+            "model": SchemaHint(description: SchemaHint.model.description! + " The session keeps it for its lifetime (its history is that model's tokens)."),
         ].merging(ToolSettings.schemaHints) { a, _ in a }
     }
     public enum Trimming: String, Codable, Sendable, SchemaEnum { case none, dropOldest }

@@ -17,6 +17,7 @@ public enum Summarize: RPCMethod {
         public var deterministic: Bool? = nil
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
+        public var model: String? = nil
         public var workDoneToken: JSONValue?
         public init(text: String? = nil, uri: String? = nil, language: String? = nil, maxTokens: Int? = nil,
                     temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
@@ -29,6 +30,7 @@ public enum Summarize: RPCMethod {
             self.workDoneToken = workDoneToken
         }
         public static let schemaHints: [String: SchemaHint] = [
+            "model": .model,
             "text": SchemaHint(description: "The text to summarize (SRT and WebVTT are recognised). Give text or uri."),
             "uri": SchemaHint(description: "An open document (document/open)."),
             "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input."),

@@ -20,7 +20,7 @@ enum Registry {
             if let problem { LanguageServer.warn(ctx, problem) }
             let result = Initialize.Result(
                 serverInfo: .init(name: "parlance", version: Server.version, protocolVersion: Server.protocolVersion),
-                capabilities: capabilities, model: await Models.status(ctx.services, wait: true))
+                capabilities: capabilities, model: await Models.status(ctx.services, name: nil))
             lifecycle.markInitialized()
             return result
         }
@@ -36,7 +36,9 @@ enum Registry {
         r.notification(Progress.self)
 
         // Model
-        r.on(ModelStatus.self) { _, ctx in await Models.status(ctx.services, wait: false) }
+        r.on(ModelStatus.self, Models.status)
+        r.on(ModelList.self) { _, ctx in await Models.list(ctx.services) }
+        r.on(ModelLoad.self, Models.load)
 
         // Sessions
         r.on(SessionCreate.self, ordered: true, Sessions.create)

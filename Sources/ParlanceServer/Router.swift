@@ -80,6 +80,7 @@ public struct Router: Sendable {
             example: M.example, acceptsUnknownParams: lenient,
             claim: { raw, ctx in
                 let params = try Router.decode(M.Params.self, raw, schema: schema, lenient: lenient)
+                let ctx = try ctx.choosingModel((params as? any ModelSelecting)?.model, routes: [M.name, M.modelRoute])
                 let work = try await claim(params, ctx)
                 return { try JSONValue(encoding: try await work()) }
             })

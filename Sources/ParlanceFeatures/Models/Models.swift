@@ -1,0 +1,122 @@
+import Foundation
+import ParlanceEngine
+import ParlanceProtocol
+
+/// `model/status`, `model/list`, `model/load`: the registry as clients see it, availability
+/// the way `SystemLanguageModel.availability` reports it.
+public enum Models {
+    public static func status(_ p: ModelStatus.Params, _ ctx: RequestContext) async throws -> ModelStatus.Result {
+        if let n = p.model, !ctx.services.models.has(n) { throw ctx.services.models.unknown(n) }
+        return await status(ctx.services, name: p.model)
+    }
+
+    /// Loads the model (as a first request would) and answers its status.
+    public static func load(_ p: ModelLoad.Params, _ ctx: RequestContext) async throws -> ModelLoad.Result {
+        let name = try ctx.modelName()
+        do {
+            _ = try await ctx.engine(model: name)
+        } catch let e as EngineError {
+            _ = e  // reported as the status's reason
+        }
+        return await status(ctx.services, name: name)
+    }
+
+    public static func list(_ s: Services) async -> ModelList.Result {
+        let registry = s.models
+        let entries = registry.names.compactMap { registry.snapshot($0) }.map { snap -> ModelList.Entry in
+            let (state, reason, message) = describe(snap)
+            let routes = registry.settings.routes.filter { $0.value == snap.model.name }.keys.sorted()
+            return ModelList.Entry(
+                name: snap.model.name, path: snap.model.engine.modelPath, state: state, reason: reason, message: message,
+                isDefault: snap.model.name == registry.settings.defaultModel, fileBytes: fileBytes(snap.model.engine.modelPath),
+                memory: snap.measured.map(memory), estimatedBytes: snap.estimatedBytes, contextSize: snap.model.engine.contextSize,
+                gpuLayersRequested: snap.model.engine.gpuLayers.description, keepAliveSeconds: snap.model.keepAlive,
+                activeRequests: snap.uses, idleMs: snap.idle.map { Int($0.seconds * 1000) }, loads: snap.loads, routes: routes)
+        }
+        return .init(models: entries, defaultModel: registry.settings.defaultModel,
+                     routes: registry.settings.routes.sorted { $0.key < $1.key }.map { .init(route: $0.key, model: $0.value) },
+                     maxLoadedModels: registry.settings.maxLoadedModels, maxModelBytes: registry.settings.maxModelBytes,
+                     loadedBytes: registry.loadedBytes, residentBytes: ProcessMemory.residentBytes ?? 0, devices: devices())
+    }
+
+    /// One model's status (default: the default model), without loading it.
+    public static func status(_ s: Services, name: String?) async -> ModelStatus.Result {
+        let name = name ?? s.models.settings.defaultModel
+        var result = availability(s, name)
+        result.caches = await caches(s)
+        result.residentBytes = ProcessMemory.residentBytes
+        result.devices = devices()
+        return result
+    }
+
+    static func devices() -> [ModelStatus.Device] {
+        ComputeDevice.all().map {
+            .init(name: $0.name, description: $0.description, type: ModelStatus.Device.Kind(rawValue: $0.kind.rawValue) ?? .other,
+                  freeBytes: $0.freeBytes, totalBytes: $0.totalBytes)
+        }
+    }
+
+    static func caches(_ s: Services) async -> ModelStatus.CacheState {
+        .init(documents: await s.documents.all.count, documentBytes: await s.documents.byteCount, documentLimitBytes: s.documents.maxBytes,
+              analyses: await s.analysisCache.entryCount, analysisBytes: await s.analysisCache.byteCount,
+              analysisLimitBytes: s.analysisCache.maxBytes, sessions: await s.sessions.count)
+    }
+
+    static func fileBytes(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+    }
+
+    static func memory(_ m: MemoryUse) -> ModelMemory {
+        ModelMemory(weightsBytes: m.weightsBytes, weightsMapped: m.weightsMapped, kvCacheBytes: m.kvCacheBytes,
+                    computeBytes: m.computeBytes, outputBytes: m.outputBytes, totalBytes: m.totalBytes)
+    }
+
+    static func reason(_ e: EngineError) -> UnavailableReason {
+        switch e {
+        case .modelNotFound: return .modelNotFound
+        case .contextTooSmall, .contextCreationFailed: return .contextTooSmall
+        default: return .invalidModelFile
+        }
+    }
+
+    /// The model's state, and why it cannot be used when it cannot.
+    static func describe(_ snap: ModelRegistry.Snapshot) -> (ModelState, UnavailableReason?, String?) {
+        switch snap.phase {
+        case .ready: return (.ready, nil, nil)
+        case .loading: return (.loading, .loading, "the model is loading")
+        case .failed(let e): return (.failed, reason(e), e.description)
+        case .unloaded: return (.unloaded, snap.problem.map(reason), snap.problem?.description)
+        }
+    }
+
+    static func availability(_ s: Services, _ name: String) -> ModelStatus.Result {
+        guard let snap = s.models.snapshot(name) else {
+            return .init(availability: .unavailable, reason: .modelNotFound, message: "no model named '\(name)'")
+        }
+        let (state, reason, message) = describe(snap)
+        var result: ModelStatus.Result
+        if case .ready(let engine) = snap.phase {
+            let i = engine.info
+            let st = engine.stats
+            result = .init(
+                availability: .available,
+                model: ModelDescription(
+                    path: i.path, name: i.name, architecture: i.architecture, description: i.description, parameters: i.parameters,
+                    fileBytes: i.fileBytes, contextSize: i.contextSize, trainedContextSize: i.trainedContextSize,
+                    vocabularySize: i.vocabularySize, chatTemplate: i.chatTemplate, sha256: engine.modelSha256,
+                    layers: i.layers, gpuLayers: i.gpuLayers, gpuLayersRequested: engine.config.gpuLayers.description,
+                    memory: memory(i.memory)),
+                engine: .init(sequenceSlots: st.sequenceSlots, freeSlots: st.freeSlots, activeRequests: st.activeRequests,
+                              queuedRequests: st.queuedRequests, maxQueue: st.maxQueue, cachedSequences: st.cachedSequences,
+                              cachedTokens: st.cachedTokens, threads: engine.config.threads))
+        } else if let reason {
+            result = .init(availability: .unavailable, reason: reason, message: message)
+        } else {
+            // Unloaded, and its file checks out: the first request loads it.
+            result = .init(availability: .available, message: "not loaded; the first request that needs it loads it")
+        }
+        result.name = name
+        result.state = state
+        return result
+    }
+}
