@@ -25,7 +25,8 @@ def read_until(id_):
     raise SystemExit("parlance exited before answering")
 send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "demo"}}})
 init = read_until(1)
-m = init["result"]["model"]
+send({"jsonrpc": "2.0", "id": 9, "method": "model/load", "params": {}})
+m = read_until(9)["result"]
 if m["availability"] != "available":
     raise SystemExit(f"model unavailable: {m.get('reason')}: {m.get('message')}")
 print(f"Parlance {init['result']['serverInfo']['version']} · model {m['model']['name'] or m['model']['path']} "

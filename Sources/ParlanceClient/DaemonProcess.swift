@@ -13,6 +13,7 @@ public final class DaemonProcess: @unchecked Sendable {
     private let state = Mutex<State>(State())  // guards received messages and the decoder buffer
     private let arrived = NSCondition()
     private let ids = Mutex<Int>(0)  // guards the last request id issued
+    private let errors = Mutex<[UInt8]>([])  // guards the first 64 KiB the daemon wrote to stderr
 
     public enum Framing: Sendable { case ndjson, lsp }
 
@@ -48,6 +49,8 @@ public final class DaemonProcess: @unchecked Sendable {
             e["PARLANCE_CACHE_DIR"] = tmp + "/cache"
             e["PARLANCE_DATA_DIR"] = tmp + "/data"
         }
+        // Never the user's config file: tests say what they configure.
+        e["XDG_CONFIG_HOME"] = (scratch ?? NSTemporaryDirectory() + "parlance-test-no-config") + "/config"
         for (k, v) in env { e[k] = v }
         process.environment = e
         process.standardInput = stdin
@@ -57,7 +60,10 @@ public final class DaemonProcess: @unchecked Sendable {
             let d = h.availableData
             self?.receive(d)
         }
-        stderr.fileHandleForReading.readabilityHandler = { h in _ = h.availableData }
+        stderr.fileHandleForReading.readabilityHandler = { [weak self] h in
+            let d = h.availableData
+            self?.errors.withLock { if $0.count < 1 << 16 { $0 += d.prefix((1 << 16) - $0.count) } }
+        }
         try process.run()
     }
 
@@ -212,6 +218,10 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     public var isRunning: Bool { process.isRunning }
+
+    /// What the daemon wrote to stderr so far (its first 64 KiB): usage errors, logs
+    /// without --log-file.
+    public var stderrText: String { String(decoding: errors.withLock { $0 }, as: UTF8.self) }
 
     /// Messages received since start.
     public var receivedCount: Int { state.withLock { $0.received } }

@@ -19,6 +19,7 @@ func concurrencyBench(daemonPath: String, modelPath: String, threads: Int) throw
         logs.append(path)
         let d = try DaemonProcess(args: ["--model", modelPath, "--threads", String(threads), "--log-file", path], binary: daemonPath)
         _ = d.initialize()
+        _ = d.call("model/load")  // models load on demand: load before measuring
         return d
     }
     func r2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }

@@ -22,6 +22,7 @@ func lspBench(daemonPath: String, modelPath: String, threads: Int) throws -> JSO
         "window": ["workDoneProgress": true], "textDocument": ["codeAction": ["resolveSupport": ["properties": ["edit"]]]],
         "workspace": ["applyEdit": true]], "initializationOptions": ["tones": ["formal", "casual", "diplomatic"]]])
     d.notify("initialized", [:])
+    _ = d.call("model/load")  // models load on demand: load before measuring
     // Answers the daemon's progress-token requests as an editor does.
     func answerCreate() {
         if let create = d.waitFor(timeout: 60, { $0["method"] == "window/workDoneProgress/create" }) {
@@ -99,6 +100,7 @@ func lspBench(daemonPath: String, modelPath: String, threads: Int) throws -> JSO
     let e = try DaemonProcess(args: ["--model", modelPath, "--threads", String(threads)], framing: .lsp, binary: daemonPath)
     _ = e.call("initialize", ["processId": .null, "capabilities": [:]])
     e.notify("initialized", [:])
+    _ = e.call("model/load")
     e.notify("textDocument/didOpen", ["textDocument": ["uri": "file:///bench/big.txt", "languageId": "plaintext", "version": 1, "text": .string(megabyte)]])
     _ = e.call("document/list", [:])
     let n = 5000

@@ -11,6 +11,7 @@ final class GPUOffloadTests: XCTestCase {
         let log = NSTemporaryDirectory() + "gpu-\(UUID().uuidString).log"
         let d = try Daemon(args: ["--gpu-layers", gpuLayers, "--log-file", log, "--log-level", "warning"])
         XCTAssertEqual(d.initialize().result?["model"]?["availability"], "available")
+        XCTAssertEqual(d.call("model/load").result?["state"], "ready", "loaded on demand")
         return (d, log)
     }
 

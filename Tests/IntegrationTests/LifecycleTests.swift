@@ -20,7 +20,13 @@ final class LifecycleTests: XCTestCase {
         for m in ["initialize", "shutdown", "model/status", "analysis/summarize", "rpc.discover"] {
             XCTAssertTrue(methods.contains(m), m)
         }
-        let model = try XCTUnwrap(r["model"]?["model"])
+        // initialize answers at once: the model loads on the first request that needs it.
+        XCTAssertEqual(r["model"]?["availability"], "available")
+        XCTAssertEqual(r["model"]?["state"], "unloaded")
+        XCTAssertNil(r["model"]?["model"])
+        let loaded = try XCTUnwrap(d.call("model/load").result)
+        XCTAssertEqual(loaded["state"], "ready")
+        let model = try XCTUnwrap(loaded["model"])
         XCTAssertEqual(model["architecture"], "llama")
         XCTAssertEqual(model["chatTemplate"], true)
         XCTAssertGreaterThan(model["parameters"]?.intValue ?? 0, 100_000_000)

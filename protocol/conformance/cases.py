@@ -173,14 +173,41 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
 
 @case("model/status")
 def _(ctx: CaseContext) -> Params:
+    ctx.client.request("model/load", {})
     return {}
 
 
 @check("model/status")
 def _(r: Any, p: Params, ctx: CaseContext) -> None:
-    assert r["availability"] == "available"
+    assert r["availability"] == "available" and r["state"] == "ready", r
     assert len(r["model"]["sha256"]) == 64
     assert r["engine"]["sequenceSlots"] >= 1
+
+
+@case("model/load")
+def _(ctx: CaseContext) -> Params:
+    return {}
+
+
+@check("model/load")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["state"] == "ready" and r["availability"] == "available", r
+    assert r["name"] == ctx.client.model["name"], (r["name"], ctx.client.model)  # type: ignore[index]
+    assert r["model"]["memory"]["totalBytes"] > 0
+
+
+@case("model/list")
+def _(ctx: CaseContext) -> Params:
+    return {}
+
+
+@check("model/list")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    names = [m["name"] for m in r["models"]]
+    assert r["defaultModel"] in names, r
+    default = next(m for m in r["models"] if m["isDefault"])
+    assert default["state"] in ("unloaded", "loading", "ready"), default
+    assert default["estimatedBytes"] > 0 and r["residentBytes"] > 0
 
 
 # == Sessions =========================================================================

@@ -29,8 +29,13 @@ def test_initialize_accepts_unknown_lsp_fields(spawn: Spawn) -> None:
 
 
 def test_initialize_result_matches_model_status(client: ParlanceClient) -> None:
+    # initialize answers without loading: it names the default model and its state then;
+    # model/load and model/status agree on the loaded model.
+    assert client.model["name"] and client.model["state"] in ("unloaded", "loading", "ready"), client.model  # type: ignore[index]
+    loaded = client.request("model/load")
     st = client.request("model/status")
-    assert client.model["model"] == st["model"]  # type: ignore[index]
+    assert loaded["name"] == st["name"] == client.model["name"]  # type: ignore[index]
+    assert loaded["model"] == st["model"]
     assert client.server_info["version"] and client.server_info["protocolVersion"]  # type: ignore[index]
 
 

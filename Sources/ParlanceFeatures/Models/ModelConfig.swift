@@ -130,7 +130,7 @@ public struct RegistryBuilder {
             var c = base
             // A flag naming a model the file configures changes only its path.
             if let entry = file?.models?[n] { c = try file!.engine(entry, base: base, explicit: explicit) }
-            c.modelPath = path
+            c.modelPath = path.hasPrefix("~/") ? NSHomeDirectory() + String(path.dropFirst()) : path
             add(n, c, keep: file?.models?[n]?.keepAlive)
             firstFlag = firstFlag ?? n
         }

@@ -10,14 +10,11 @@ public enum Models {
         return await status(ctx.services, name: p.model)
     }
 
-    /// Loads the model (as a first request would) and answers its status.
+    /// Loads the model (as a first request would) and answers its status; a model that
+    /// cannot load is the same -32001 a request for it gets.
     public static func load(_ p: ModelLoad.Params, _ ctx: RequestContext) async throws -> ModelLoad.Result {
         let name = try ctx.modelName()
-        do {
-            _ = try await ctx.engine(model: name)
-        } catch let e as EngineError {
-            _ = e  // reported as the status's reason
-        }
+        _ = try await ctx.engine(model: name)
         return await status(ctx.services, name: name)
     }
 
