@@ -24,6 +24,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/parlance-test-extra.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 # Examples and editors use a throwaway analysis cache and compose history.
 export PARLANCE_CACHE_DIR="$TMP/cache" PARLANCE_DATA_DIR="$TMP/data"
+# Never the user's config file ($XDG_CONFIG_HOME/parlance/config.json): tests configure their models.
+export XDG_CONFIG_HOME="$TMP/config"
 export PARLANCE_CONFORMANCE_LOGS="${PARLANCE_CONFORMANCE_LOGS:-$TMP/conformance-logs}"
 
 failed=()

@@ -20,20 +20,32 @@ public enum GGUFInspector {
             throw .invalidModelFile(path: path, reason: "cannot open the file for reading")
         }
         defer { try? fh.close() }
-        let size = (try? fh.seekToEnd()) ?? 0
-        try? fh.seek(toOffset: 0)
-        // Metadata (vocabularies included) fits in the first 64 MB of any sane model.
-        let head = (try? fh.read(upToCount: Int(min(size, 64 << 20)))) ?? Data()
-        do {
-            return try parse([UInt8](head), fileSize: Int(size))
-        } catch let e as GGUFError {
-            throw .invalidModelFile(path: path, reason: e.reason)
-        } catch {
-            throw .invalidModelFile(path: path, reason: "\(error)")
+        let size = Int((try? fh.seekToEnd()) ?? 0)
+        // Metadata (vocabularies included) fits in the first 64 MB of any sane model; read
+        // 4 MB first (most models' whole header) and more only when the header goes on.
+        var want = min(size, 4 << 20)
+        while true {
+            try? fh.seek(toOffset: 0)
+            let head = (try? fh.read(upToCount: want)) ?? Data()
+            do {
+                return try parse([UInt8](head), fileSize: size)
+            } catch let e as GGUFError {
+                if e.needsMore, want < min(size, 64 << 20) {
+                    want = min(size, 64 << 20, want * 4)
+                    continue
+                }
+                throw .invalidModelFile(path: path, reason: e.reason)
+            } catch {
+                throw .invalidModelFile(path: path, reason: "\(error)")
+            }
         }
     }
 
-    struct GGUFError: Error { let reason: String }
+    struct GGUFError: Error {
+        let reason: String
+        /// The header runs past the bytes read (which may be fewer than the file's).
+        var needsMore = false
+    }
 
     static func parse(_ b: [UInt8], fileSize: Int) throws -> GGUFInfo {
         if fileSize == 0 { throw GGUFError(reason: "the file is empty") }
@@ -97,8 +109,10 @@ public enum GGUFInspector {
     struct Reader {
         let b: [UInt8]
         var i = 0
+        /// Bytes per element of the fixed-width metadata types (arrays of them are skipped whole).
+        static let widths: [UInt32: Int] = [0: 1, 1: 1, 7: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 10: 8, 11: 8, 12: 8]
         mutating func bytes(_ n: Int) throws -> ArraySlice<UInt8> {
-            guard n >= 0, n <= b.count - i else { throw GGUFError(reason: "metadata truncated at byte \(i)") }
+            guard n >= 0, n <= b.count - i else { throw GGUFError(reason: "metadata truncated at byte \(i)", needsMore: n >= 0) }
             defer { i += n }
             return b[i..<(i + n)]
         }
@@ -129,7 +143,20 @@ public enum GGUFInspector {
                 let et = try u32()
                 let n = try u64()
                 guard n < 10_000_000 else { throw GGUFError(reason: "array of \(n) elements in metadata") }
-                for _ in 0..<n { _ = try value(type: et, depth: depth + 1) }
+                if et == 8 {
+                    // Vocabularies: skipped by length, no strings made.
+                    for _ in 0..<n {
+                        let len = try u64()
+                        guard len < 16 << 20 else { throw GGUFError(reason: "string of \(len) bytes in metadata") }
+                        _ = try bytes(Int(len))
+                    }
+                } else if let width = Reader.widths[et] {
+                    let (total, overflow) = Int(n).multipliedReportingOverflow(by: width)
+                    guard !overflow else { throw GGUFError(reason: "array of \(n) elements in metadata") }
+                    _ = try bytes(total)
+                } else {
+                    for _ in 0..<n { _ = try value(type: et, depth: depth + 1) }
+                }
                 return "[\(n) items]"
             case 10: return String(try u64())
             case 11: return String(try int(Int64.self))

@@ -20,6 +20,11 @@ final class ModelAvailabilityTests: XCTestCase {
         XCTAssertEqual(s.errorCode, -32001)
         XCTAssertEqual(s["error"]?["data"]?["reason"], "modelNotFound")
         XCTAssertEqual(d.call("model/status").result?["reason"], "modelNotFound")
+        // model/list: the load the request tried failed, with the reason.
+        let entry = try XCTUnwrap(d.call("model/list").result?["models"]?.arrayValue?.first)
+        XCTAssertEqual(entry["state"], "failed")
+        XCTAssertEqual(entry["reason"], "modelNotFound")
+        XCTAssertEqual(entry["loads"], 1)
         XCTAssertTrue(d.isRunning)
     }
 
