@@ -13,11 +13,16 @@ func modelsBench(daemonPath: String, modelPath: String, threads: Int) throws -> 
     defer { try? FileManager.default.removeItem(atPath: copy) }
 
     var initMs: [Double] = []
+    var spawnMs: [Double] = []
     var coldMs: [Double] = []
     var loadMs: [Double] = []
     for _ in 0..<5 {
+        let spawned = Date()
         let d = try DaemonProcess(args: ["--model", "a=\(modelPath)", "--model", "b=\(copy)", "--threads", String(threads)], binary: daemonPath)
-        // The process is up once it answers: time initialize itself, not the process start.
+        // The process is up once it answers (-32002 before initialize): time initialize
+        // itself, and apart from it the process start.
+        guard d.call("model/status").errorCode == -32002 else { throw BenchError("the daemon did not answer") }
+        spawnMs.append(Date().timeIntervalSince(spawned) * 1000)
         let start = Date()
         let r = d.initialize()
         initMs.append(Date().timeIntervalSince(start) * 1000)
@@ -50,6 +55,7 @@ func modelsBench(daemonPath: String, modelPath: String, threads: Int) throws -> 
     func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
     return [
         "initializeMsMedian": r2(median(initMs)), "initializeMsMax": r2(initMs.max() ?? 0),
+        "processStartMsMedian": r2(median(spawnMs)),
         "coldFirstTokenMsMedian": r2(median(coldMs)), "coldLoadMsMedian": r2(median(loadMs)),
         "rssNoModelBytes": .int(none), "rssOneModelBytes": .int(one), "rssTwoModelsBytes": .int(two),
         "secondModelAddsBytes": .int(two - one), "modelTotalBytes": .int(perModel),

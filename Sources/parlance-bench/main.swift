@@ -11,12 +11,14 @@ var daemonPath = ".build/release/parlance"
 var threads = 2
 var matrixOnly = false
 var lspOnly = false
+var modelsOnly = false
 while !args.isEmpty {
     let a = args.removeFirst()
     if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
     else if a == "--threads", !args.isEmpty { threads = Int(args.removeFirst()) ?? 2 }
     else if a == "--reference-matrix" { matrixOnly = true }
     else if a == "--lsp-only" { lspOnly = true }
+    else if a == "--models-only" { modelsOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -54,6 +56,11 @@ if matrixOnly {
          "promptTokPerSec": round2(f.pp), "decodeTokPerSec": round2(f.tg)]
     }
     print(JSONValue.array(rows).serialized(pretty: false))
+    exit(0)
+}
+// `--models-only`: only the registry's figures.
+if modelsOnly {
+    print(try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
     exit(0)
 }
 // `--lsp-only`: only the LSP surface's figures.
