@@ -58,6 +58,17 @@ extension MemoryUse {
 }
 
 extension ProcessMemory {
+    /// Memory the system could give this process now without swapping (Linux:
+    /// MemAvailable in /proc/meminfo), or nil where unknown.
+    public static func availableBytes() -> Int? {
+        guard let s = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8) else { return nil }
+        for line in s.split(separator: "\n") where line.hasPrefix("MemAvailable:") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            if parts.count >= 2, let kib = Int(parts[1]) { return kib * 1024 }
+        }
+        return nil
+    }
+
     /// The daemon's resident set size (Linux: /proc/self/statm), or nil where unavailable.
     public static var residentBytes: Int? {
         guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }

@@ -67,6 +67,10 @@ public enum Ask {
     /// retrieval and the answer run as the work.
     public static func ask(_ p: AskStream.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> AskStream.Result {
         var uri = p.uri
+        if let sid = p.sessionId, let m = p.model, let s = try? await ctx.services.sessions.get(sid), s.model != m {
+            throw ResponseError.invalidParams("conversation \(sid) runs on model '\(s.model)' (its history is that model's tokens), not '\(m)'",
+                                              data: ["error": "modelMismatch", "path": "/model", "model": .string(m), "sessionModel": .string(s.model)])
+        }
         if let sid = p.sessionId, p.text == nil, uri == nil {
             // A follow-up by sessionId alone continues on the conversation's document.
             _ = try await ctx.services.sessions.get(sid)
@@ -77,10 +81,6 @@ public enum Ask {
         let ctx = await ctx.claimDocuments(uri.map { [$0] } ?? [])
         if let uri, await ctx.document(uri) == nil { throw ErrorMapping.notFound("document", uri) }
         let store = ctx.services.sessions
-        if let sid = p.sessionId, let m = p.model, let s = try? await store.get(sid), s.model != m {
-            throw ResponseError.invalidParams("conversation \(sid) runs on model '\(s.model)' (its history is that model's tokens), not '\(m)'",
-                                              data: ["error": "modelMismatch", "path": "/model", "model": .string(m), "sessionModel": .string(s.model)])
-        }
         let sessionId: String
         if let sid = p.sessionId { sessionId = sid } else {
             sessionId = await store.create(model: try ctx.modelName(), instructions: AnalysisPrompt.system, options: nil, trimming: .none)

@@ -12,15 +12,16 @@ public struct ProtocolError: Sendable, Hashable {
 
     /// The model is not available: `data.reason` is `modelNotFound`, `invalidModelFile`,
     /// `loading`, `contextTooSmall` or `memoryBudget` (loading it would pass
-    /// `--max-loaded-models` or `--max-model-bytes` and every loaded model is busy: the
-    /// numbers are in `neededBytes`, `loadedBytes`, `maxModelBytes`, `loadedModels`,
-    /// `maxLoadedModels`, `busy`). `data.model` names the registry entry.
+    /// `--max-loaded-models`, `--max-model-bytes` or the memory the system has available,
+    /// and the loaded models in the way are busy: the numbers are in `neededBytes`,
+    /// `loadedBytes`, `maxModelBytes`, `availableBytes`, `loadedModels`, `maxLoadedModels`,
+    /// `busy`). `data.model` names the registry entry.
     public static let modelUnavailable = ProtocolError(
         code: -32001, name: "modelUnavailable", meaning: "The model cannot be used; data.reason says why.",
         data: ["type": "object", "properties": [
             "error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall", "memoryBudget"]],
             "message": ["type": "string"], "path": ["type": "string"], "model": ["type": "string"],
-            "neededBytes": ["type": "integer"], "loadedBytes": ["type": "integer"], "maxModelBytes": ["type": "integer"],
+            "neededBytes": ["type": "integer"], "loadedBytes": ["type": "integer"], "maxModelBytes": ["type": "integer"], "availableBytes": ["type": "integer"],
             "loadedModels": ["type": "array", "items": ["type": "string"]], "maxLoadedModels": ["type": "integer"],
             "busy": ["type": "array", "items": ["type": "string"]]], "required": ["error", "reason", "message"]])
 

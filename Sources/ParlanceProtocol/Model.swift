@@ -4,7 +4,7 @@ import ParlanceSchema
 public enum ModelStatus: RPCMethod {
     public static let name = "model/status"
     public static let summary = "A model's availability (like SystemLanguageModel.availability), info and scheduler state: the default model, or the one named."
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Params: Codable, Sendable, Schematic, ModelSelecting {
         public var model: String?
         public init(model: String? = nil) { self.model = model }
         public static let schemaHints: [String: SchemaHint] = [
@@ -102,8 +102,9 @@ public enum ModelStatus: RPCMethod {
 }
 
 /// Where a registry model is in its life: loaded on the first request that needs it,
-/// unloaded after `--keep-alive` idle seconds or to make room for another.
-public enum ModelState: String, Codable, Sendable, SchemaEnum { case unloaded, loading, ready, failed }
+/// unloaded after `--keep-alive` idle seconds or to make room for another (`unloading`
+/// while its KV prefixes are saved and its memory freed).
+public enum ModelState: String, Codable, Sendable, SchemaEnum { case unloaded, loading, ready, unloading, failed }
 
 public enum ModelList: RPCMethod {
     public static let name = "model/list"
@@ -154,8 +155,8 @@ public enum ModelList: RPCMethod {
         public var fileBytes: Int?
         /// What llama.cpp allocated for it: now when loaded, at its last load otherwise.
         public var memory: ModelMemory?
-        /// What the memory budget counts for it before it loads: its last measured total,
-        /// else the file plus an estimate of its KV cache at the configured context.
+        /// What the memory budget counts for it: the file plus its KV cache at the configured
+        /// context (from the file's header), or its last measured total when that is larger.
         public var estimatedBytes: Int
         public var contextSize: Int
         public var gpuLayersRequested: String

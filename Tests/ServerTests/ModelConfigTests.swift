@@ -1,6 +1,9 @@
 import Foundation
 import ParlanceEngine
 import ParlanceFeatures
+import JSONRPC
+import ParlanceJSON
+import Synchronization
 import XCTest
 
 /// The registry as built from the config file and the command line: flags win, paths
@@ -93,5 +96,40 @@ final class ModelConfigTests: XCTestCase {
         XCTAssertTrue(problem(#"{"models": {"x": {"path": "a.gguf"}}, "defaultModel": "y"}"#).contains("default model 'y'"))
         XCTAssertTrue(problem(#"{"keepalive": 3}"#).contains("keepalive"), "unknown keys are refused (a typo is not ignored)")
         XCTAssertTrue(problem("[1,").contains("not valid JSON"))
+    }
+}
+
+/// The registry's refusal before the system runs out of memory: a load that would not fit
+/// in what the system has available unloads idle models first, and is refused (never
+/// attempted) when only busy ones stand in the way.
+final class RegistryMemoryTests: XCTestCase {
+    func testSystemMemoryEvictsIdleModelsThenRefuses() async throws {
+        let model = try XCTUnwrap(ProcessInfo.processInfo.environment["PARLANCE_DEFAULT_MODEL"])
+        let available = Mutex<Int>(8 << 30)  // guards the fake MemAvailable the test sets
+        var settings = RegistrySettings(models: ["a", "b"].map { RegisteredModel(name: $0, engine: EngineConfig(modelPath: model), keepAlive: 0) })
+        settings.availableMemory = { available.withLock { $0 } }
+        let registry = ModelRegistry(settings: settings)
+        defer { registry.shutdown() }
+        _ = try await registry.acquire("a", progress: .none)
+        registry.release("a")
+        // The system fills up: 100 MiB left, less than a model needs; a is idle, so it goes.
+        available.withLock { $0 = 100 << 20 }
+        _ = try await registry.acquire("b", progress: .none)
+        XCTAssertNil(registry.loadedEngine("a"), "the idle model was unloaded to make room")
+        XCTAssertNotNil(registry.loadedEngine("b"))
+        // b is in use: a cannot load, and says why with the numbers.
+        do {
+            _ = try await registry.acquire("a", progress: .none)
+            XCTFail("a load that does not fit was attempted")
+        } catch let e as ResponseError {
+            XCTAssertEqual(e.code.rawValue, -32001)
+            XCTAssertEqual(e.data?["reason"], "memoryBudget")
+            XCTAssertEqual(e.data?["availableBytes"], .int(100 << 20))
+            XCTAssertEqual(e.data?["busy"], ["b"])
+            XCTAssertGreaterThan(e.data?["neededBytes"]?.intValue ?? 0, 100 << 20)
+            XCTAssertTrue(e.message.contains("the system has 100.0 MiB available"), e.message)
+        }
+        registry.release("b")
+        XCTAssertNil(registry.loadedEngine("a"))
     }
 }

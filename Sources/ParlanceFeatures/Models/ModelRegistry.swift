@@ -28,6 +28,8 @@ public struct RegistrySettings: Sendable {
     public var routes: [String: String]
     public var maxLoadedModels: Int?
     public var maxModelBytes: Int?
+    /// Bytes the system could give a new model now (nil: unknown, not checked).
+    public var availableMemory: @Sendable () -> Int? = ProcessMemory.availableBytes
     public init(models: [RegisteredModel], defaultModel: String? = nil, routes: [String: String] = [:],
                 maxLoadedModels: Int? = nil, maxModelBytes: Int? = nil) {
         self.models = models
@@ -66,6 +68,8 @@ public final class ModelRegistry: Sendable {
         case unloaded
         case loading(Task<Result<Engine, EngineError>, Never>)
         case ready(Engine)
+        /// Saving its KV prefixes and freeing its memory; a request waits, then reloads it.
+        case unloading
         case failed(EngineError)
     }
 
@@ -127,7 +131,7 @@ public final class ModelRegistry: Sendable {
     public func acquire(_ name: String, progress: ProgressReporter) async throws -> Engine {
         enum Step { case ready(Engine), wait(Task<Result<Engine, EngineError>, Never>, started: Bool) }
         // The budget counts a first load's KV cache from the file's header.
-        if settings.maxModelBytes != nil, loadedEngine(name) == nil { _ = snapshot(name) }
+        if loadedEngine(name) == nil { _ = snapshot(name) }
         let step: Step = try slots.withLock { all in
             guard var s = all[name] else { throw unknown(name) }
             switch s.phase {
@@ -142,13 +146,13 @@ public final class ModelRegistry: Sendable {
                 s.generation += 1
                 all[name] = s
                 return .wait(t, started: false)
-            case .unloaded, .failed:
+            case .unloaded, .unloading, .failed:
                 let victims = try makeRoom(for: name, in: &all)
                 var waits: [Task<Void, Never>] = []
                 for v in victims {
                     guard case .ready(let e) = all[v]?.phase else { continue }
                     let t = unloadTask(v, e, reason: "to make room for '\(name)'")
-                    all[v]!.phase = .unloaded
+                    all[v]!.phase = .unloading
                     all[v]!.unloading = t
                     waits.append(t)
                 }
@@ -246,20 +250,24 @@ public final class ModelRegistry: Sendable {
             }
         }
         return Snapshot(model: m, phase: s.phase, uses: s.uses, idle: s.lastUsed.map { ContinuousClock.now - $0 }, loads: s.loads,
-                        measured: s.measured, estimatedBytes: s.measured?.totalBytes ?? Self.estimate(m, info), problem: problem)
+                        measured: s.measured, estimatedBytes: max(s.measured?.totalBytes ?? 0, Self.estimate(m, info)), problem: problem)
     }
 
     /// What the budget counts for the loaded models.
     public var loadedBytes: Int {
-        slots.withLock { all in all.values.reduce(0) { $0 + (Self.holds($1) ? $1.measured?.totalBytes ?? Self.estimate($1.model, $1.inspected) : 0) } }
+        slots.withLock { all in all.values.reduce(0) { $0 + (Self.holds($1) ? Self.bytes($1) : 0) } }
     }
+
+    /// What a model holds or will hold: llama.cpp's figures from its last load, or the
+    /// estimate when that is larger (a load without the log tap reports the weights only).
+    private static func bytes(_ s: Slot) -> Int { max(s.measured?.totalBytes ?? 0, estimate(s.model, s.inspected)) }
 
     // MARK: private
 
     private static func holds(_ s: Slot) -> Bool {
         switch s.phase {
         case .ready, .loading: return true
-        case .unloaded, .failed: return false
+        case .unloaded, .unloading, .failed: return false
         }
     }
 
@@ -278,16 +286,21 @@ public final class ModelRegistry: Sendable {
         return file + bytes(m.engine.cache.keys, cells * k) + bytes(m.engine.cache.values, cells * v)
     }
 
-    /// The idle models to unload so `name` fits the budget, least recently used first.
-    /// Throws `memoryBudget` with the numbers when the models in use leave no room.
+    /// The idle models to unload so `name` fits, least recently used first: within
+    /// `--max-loaded-models` and `--max-model-bytes`, and within the memory the system has
+    /// available (so a load is refused, not killed for memory). Throws `memoryBudget` with
+    /// the numbers when the models in use leave no room.
     private func makeRoom(for name: String, in all: inout [String: Slot]) throws -> [String] {
         let maxModels = settings.maxLoadedModels, maxBytes = settings.maxModelBytes
-        if maxModels == nil && maxBytes == nil { return [] }
-        let need = all[name]!.measured?.totalBytes ?? Self.estimate(all[name]!.model, all[name]!.inspected)
+        let available = settings.availableMemory()
+        let need = Self.bytes(all[name]!)
+        let bytes = Self.bytes
         var held = all.filter { $0.key != name && Self.holds($0.value) }
-        func bytes(_ s: Slot) -> Int { s.measured?.totalBytes ?? Self.estimate(s.model, s.inspected) }
+        var freed = 0
         func fits() -> Bool {
-            (maxModels.map { held.count + 1 <= $0 } ?? true) && (maxBytes.map { held.values.reduce(0) { $0 + bytes($1) } + need <= $0 } ?? true)
+            (maxModels.map { held.count + 1 <= $0 } ?? true)
+                && (maxBytes.map { held.values.reduce(0) { $0 + bytes($1) } + need <= $0 } ?? true)
+                && (available.map { need <= $0 + freed } ?? true)
         }
         var victims: [String] = []
         while !fits() {
@@ -304,7 +317,8 @@ public final class ModelRegistry: Sendable {
                     why = "loaded: \(loaded.isEmpty ? "none" : loaded.joined(separator: ", ")) (\(Self.mib(used)))"
                     if let maxModels { why += ", --max-loaded-models \(maxModels)" }
                     if let maxBytes { why += ", --max-model-bytes \(Self.mib(maxBytes))" }
-                    why += "; in use, so not unloaded: \(busy.joined(separator: ", "))"
+                    if let available { why += ", the system has \(Self.mib(available)) available" }
+                    why += busy.isEmpty ? "" : "; in use, so not unloaded: \(busy.joined(separator: ", "))"
                 }
                 let message = "cannot load model '\(name)' (about \(Self.mib(need))): \(why)"
                 var data: JSONObject = ["error": "modelUnavailable", "reason": "memoryBudget", "message": .string(message), "model": .string(name),
@@ -312,9 +326,11 @@ public final class ModelRegistry: Sendable {
                                         "loadedModels": .array(loaded.map { .string($0) }), "busy": .array(busy.map { .string($0) })]
                 if let maxModels { data["maxLoadedModels"] = .int(maxModels) }
                 if let maxBytes { data["maxModelBytes"] = .int(maxBytes) }
+                if let available { data["availableBytes"] = .int(available) }
                 throw ResponseError(ErrorCode(rawValue: ProtocolError.modelUnavailable.code), message, data: .object(data))
             }
             victims.append(lru.key)
+            freed += bytes(lru.value)
             held[lru.key] = nil
         }
         return victims
@@ -357,18 +373,29 @@ public final class ModelRegistry: Sendable {
         slots.withLock { all in
             guard var s = all[name], s.generation == generation, s.uses == 0, case .ready(let e) = s.phase else { return }
             s.unloading = unloadTask(name, e, reason: "idle for \(s.model.keepAlive) s")
-            s.phase = .unloaded
+            s.phase = .unloading
             all[name] = s
         }
     }
 
-    /// Saves the engine's KV prefixes and stops it, off the lock; its memory goes with the
-    /// last reference (this task's).
+    /// Saves the engine's KV prefixes and stops it, off the lock, then drops the last
+    /// reference (its memory goes with it) before the model reads `unloaded`.
     private func unloadTask(_ name: String, _ engine: Engine, reason: String) -> Task<Void, Never> {
-        Task.detached { [log] in
-            engine.unload()
+        let held = Holder(engine)
+        return Task.detached { [self] in
+            if let engine = held.take() { engine.unload() }
+            slots.withLock { all in
+                if case .unloading = all[name]?.phase { all[name]?.phase = .unloaded }
+            }
             log("model '\(name)' unloaded (\(reason))")
         }
+    }
+
+    /// The one reference to an engine being unloaded, given up once.
+    private final class Holder: Sendable {
+        private let engine: Mutex<Engine?>  // guards the reference until it is taken
+        init(_ e: Engine) { engine = Mutex(e) }
+        func take() -> Engine? { engine.withLock { e in defer { e = nil }; return e } }
     }
 }
 

@@ -5,9 +5,9 @@ import ParlanceProtocol
 /// `model/status`, `model/list`, `model/load`: the registry as clients see it, availability
 /// the way `SystemLanguageModel.availability` reports it.
 public enum Models {
-    public static func status(_ p: ModelStatus.Params, _ ctx: RequestContext) async throws -> ModelStatus.Result {
-        if let n = p.model, !ctx.services.models.has(n) { throw ctx.services.models.unknown(n) }
-        return await status(ctx.services, name: p.model)
+    /// (An unknown name was refused with the request's other params: `ModelSelecting`.)
+    public static func status(_ p: ModelStatus.Params, _ ctx: RequestContext) async -> ModelStatus.Result {
+        await status(ctx.services, name: p.model)
     }
 
     /// Loads the model (as a first request would) and answers its status; a model that
@@ -80,6 +80,7 @@ public enum Models {
     static func describe(_ snap: ModelRegistry.Snapshot) -> (ModelState, UnavailableReason?, String?) {
         switch snap.phase {
         case .ready: return (.ready, nil, nil)
+        case .unloading: return (.unloading, nil, nil)
         case .loading: return (.loading, .loading, "the model is loading")
         case .failed(let e): return (.failed, reason(e), e.description)
         case .unloaded: return (.unloaded, snap.problem.map(reason), snap.problem?.description)
