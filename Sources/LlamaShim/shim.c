@@ -56,9 +56,10 @@ static void set_err(char *err, size_t len, const char *msg) {
 
 // MARK: model
 
-pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, char *err, size_t err_len) {
+pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, bool vocab_only, char *err, size_t err_len) {
     struct llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = n_gpu_layers;
+    mp.vocab_only = vocab_only;
     struct llama_model *model = llama_model_load_from_file(path, mp);
     if (!model) { set_err(err, err_len, "llama.cpp could not load the model file"); return NULL; }
     pl_model *m = calloc(1, sizeof(pl_model));

@@ -97,9 +97,10 @@ public final class LlamaModel: @unchecked Sendable {
     public let path: String
 
     /// `gpuLayers`: N layers (llama.cpp takes the last ones) on the GPU devices it found; negative: all; 0: CPU only.
-    public init(path: String, gpuLayers: Int32 = 0) throws(EngineError) {
+    /// `vocabularyOnly`: the tokenizer and metadata, no weights (for counting tokens).
+    public init(path: String, gpuLayers: Int32 = 0, vocabularyOnly: Bool = false) throws(EngineError) {
         var err = [CChar](repeating: 0, count: 256)
-        guard let h = pl_model_load(path, gpuLayers, &err, err.count) else {
+        guard let h = pl_model_load(path, gpuLayers, vocabularyOnly, &err, err.count) else {
             throw .invalidModelFile(path: path, reason: String(cBuffer: err))
         }
         handle = h

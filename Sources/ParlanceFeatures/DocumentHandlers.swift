@@ -22,9 +22,10 @@ public enum DocumentHandlers {
         if LanguageSupport.resolve(language) == nil {
             throw ErrorMapping.unsupportedLanguage(language, supported: LanguageSupport.supported)
         }
-        // Token counts come from the default model's tokenizer when it is loaded.
+        // Token counts come from the default model's tokenizer (its vocabulary alone when
+        // it is not loaded).
         let models = ctx.services.models
-        let tokens = models.loadedEngine(models.settings.defaultModel)?.countTokens(transcript.plainText)
+        let tokens = models.countTokens(models.settings.defaultModel, transcript.plainText)
         let doc = OpenDocument(uri: p.uri, version: (previous?.version ?? 0) + 1, text: p.text, transcript: transcript,
                                contentHash: SHA256.hex(p.text), language: language, tokenCount: tokens)
         try await docs.put(doc)

@@ -35,7 +35,8 @@ void pl_tune_malloc(void);
 // MARK: model
 /// Loads a GGUF model, n_gpu_layers of its layers (the last ones) on the GPU devices llama.cpp found
 /// (negative: all layers; 0: CPU only). On failure returns NULL and writes a reason into err.
-pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, char *err, size_t err_len);
+/// `vocab_only`: the tokenizer and metadata only, no weights (token counts without a load).
+pl_model *pl_model_load(const char *path, int32_t n_gpu_layers, bool vocab_only, char *err, size_t err_len);
 /// Repeating layers (blocks) of the model.
 int32_t pl_model_n_layer(const pl_model *m);
 void pl_model_free(pl_model *m);

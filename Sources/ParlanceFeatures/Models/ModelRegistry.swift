@@ -88,6 +88,8 @@ public final class ModelRegistry: Sendable {
         var unloading: Task<Void, Never>? = nil
         /// The file's header, read once it checks out (nil: not yet, or it failed).
         var inspected: GGUFInfo? = nil
+        /// The model's tokenizer without its weights, for token counts while it is not loaded.
+        var vocabulary: LlamaModel? = nil
     }
 
     public let settings: RegistrySettings
@@ -206,6 +208,18 @@ public final class ModelRegistry: Sendable {
             if case .ready(let e) = all[name]?.phase { return e }
             return nil
         }
+    }
+
+    /// Counts tokens with the model's tokenizer: the loaded engine's, else its vocabulary
+    /// alone (read once, no weights); nil when the file cannot be used.
+    public func countTokens(_ name: String, _ text: String) -> Int? {
+        if let e = loadedEngine(name) { return e.countTokens(text) }
+        if let v = slots.withLock({ $0[name]?.vocabulary }) { return v.tokenize(text, special: false).count }
+        // Only a file whose header checked out goes to llama.cpp (it aborts on some bad ones).
+        guard let snap = snapshot(name), snap.problem == nil, let m = model(name),
+              let v = try? LlamaModel(path: m.engine.modelPath, vocabularyOnly: true) else { return nil }
+        slots.withLock { $0[name]?.vocabulary = v }
+        return v.tokenize(text, special: false).count
     }
 
     /// Stops every engine (exit): no state is saved, as at any shutdown.
