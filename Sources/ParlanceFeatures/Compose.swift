@@ -89,7 +89,7 @@ public enum Compose {
         let entry = ComposeHistoryEntry(id: entryId, createdAt: createdAt, text: p.text, instructions: p.instructions,
                                         audience: audience, language: language.language, analysis: analysis, variations: variations)
         let stored = await store.save(entry, persist: !(p.ephemeral ?? false))
-        for r in results { await store.remember(r.2, for: r.1.id) }
+        for r in results { await store.remember(r.2, model: engine.config.name, for: r.1.id) }
 
         let firstVariationMs = variations.map(\.usage.firstTokenMs).filter { $0 > 0 }.min() ?? 0
         let usage = Usage(
@@ -112,7 +112,8 @@ public enum Compose {
             throw ResponseError.invalidParams("instruction: empty (only whitespace)", data: ["path": "instruction", "keyword": "minLength"])
         }
         guard let (entry, parent) = await store.variation(p.variationId) else { throw ErrorMapping.notFound("variation", p.variationId) }
-        let history = await store.tokens(for: parent.id)
+        // The variation's tokens continue the conversation only on the model that made them.
+        let history = await store.tokens(for: parent.id, model: try ctx.modelName())
         guard let id = await store.nextVariationId(entry.id) else { throw ErrorMapping.notFound("variation", p.variationId) }
         return { try await refine(p, ctx, instruction: instruction, entry: entry, parent: parent, history: history, id: id) }
     }
@@ -152,7 +153,7 @@ public enum Compose {
         v.parentId = parent.id
         v.instruction = instruction
         let stored = await store.add(v, to: entry.id, persist: !(p.ephemeral ?? false))
-        await store.remember(tokens, for: id)
+        await store.remember(tokens, model: engine.config.name, for: id)
         return .init(id: entry.id, variation: v, stored: stored, provenance: options.provenance(engine))
     }
 

@@ -21,7 +21,7 @@ public actor ComposeHistory {
     let onWarning: @Sendable (String) -> Void
     private var records: [String: Record] = [:]
     private var loaded = false
-    private var tokenCache: [String: (tokens: [Token], tick: UInt64)] = [:]
+    private var tokenCache: [String: (model: String, tokens: [Token], tick: UInt64)] = [:]
     private var tick: UInt64 = 0
     static let memoryEntries = 64
     static let cachedTokenSequences = 64
@@ -110,16 +110,17 @@ public actor ComposeHistory {
 
     // MARK: Token sequences (for refine's prefix reuse)
 
-    func remember(_ tokens: [Token], for variationId: String) {
+    /// Keeps a variation's token sequence — `model`'s tokens, usable by that model only.
+    func remember(_ tokens: [Token], model: String, for variationId: String) {
         tick += 1
-        tokenCache[variationId] = (tokens, tick)
+        tokenCache[variationId] = (model, tokens, tick)
         while tokenCache.count > Self.cachedTokenSequences, let old = tokenCache.min(by: { $0.value.tick < $1.value.tick }) {
             tokenCache[old.key] = nil
         }
     }
 
-    func tokens(for variationId: String) -> [Token]? {
-        tokenCache[variationId]?.tokens
+    func tokens(for variationId: String, model: String) -> [Token]? {
+        tokenCache[variationId].flatMap { $0.model == model ? $0.tokens : nil }
     }
 
     // MARK: Disk

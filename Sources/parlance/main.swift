@@ -81,8 +81,8 @@ var history = true
     let v = value(flag)
     let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
     let unit = v.last.flatMap { units[$0] }
-    guard let n = Double(unit == nil ? v : String(v.dropLast())), n >= 0, n.isFinite else {
-        fail("\(flag) must be seconds (a non-negative number, or with s, m or h), got '\(v)'")
+    guard let n = Double(unit == nil ? v : String(v.dropLast())), n >= 0, n * (unit ?? 1) <= ConfigFile.maxKeepAlive else {
+        fail("\(flag) must be seconds (0 to \(Int(ConfigFile.maxKeepAlive)), or with s, m or h), got '\(v)'")
     }
     return n * (unit ?? 1)
 }

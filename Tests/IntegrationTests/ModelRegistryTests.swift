@@ -77,7 +77,12 @@ final class ModelRegistryTests: XCTestCase {
         // No route: the default model.
         XCTAssertEqual(compose(d).result?["provenance"]?["model"], "fast")
         // The model param beats the route, and a session keeps the model it was created on.
-        XCTAssertEqual(compose(d, ["model": "big"]).result?["provenance"]?["model"], "big")
+        let onBig = compose(d, ["model": "big", "ephemeral": false])
+        XCTAssertEqual(onBig.result?["provenance"]?["model"], "big")
+        // A refinement on another model starts from the text (the tokens are big's).
+        let variation = try XCTUnwrap(onBig.result?["variations"]?.arrayValue?.first?["id"])
+        let refined = d.call("compose/refine", ["variationId": variation, "instruction": "shorter", "model": "fast", "maxTokens": 32, "seed": 1])
+        XCTAssertEqual(refined.result?["provenance"]?["model"], "fast", "\(refined)")
         let routed = try XCTUnwrap(d.call("session/create", [:]).result?["sessionId"])
         let named = try XCTUnwrap(d.call("session/create", ["model": "fast"]).result?["sessionId"])
         for (sid, expected) in [(routed, "big"), (named, "fast")] {
@@ -229,6 +234,8 @@ final class ModelRegistryTests: XCTestCase {
             ("not json", [], "not valid JSON"),
             ("{}", ["--default-model", "nope"], "default model 'nope'"),
             ("{}", ["--keep-alive", "soon"], "--keep-alive must be seconds"),
+            ("{}", ["--keep-alive", "1e20"], "--keep-alive must be seconds"),
+            ("{}", ["--model", "/a/m.gguf", "--model", "/b/m.gguf"], "two models named 'm'"),
         ]
         for (text, extra, expected) in cases {
             let path = dir + "/config.json"

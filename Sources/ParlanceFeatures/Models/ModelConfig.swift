@@ -39,14 +39,17 @@ public struct ConfigFile: Codable, Sendable, Schematic {
             "batchSize": SchemaHint(minimum: 32, maximum: 4096),
             "cacheTypeK": SchemaHint(enumValues: ["f16", "q8_0"]),
             "cacheTypeV": SchemaHint(enumValues: ["f16", "q8_0"]),
-            "keepAlive": SchemaHint(description: "Idle seconds before the model unloads (0: never).", minimum: 0),
+            "keepAlive": SchemaHint(description: "Idle seconds before the model unloads (0: never).", minimum: 0, maximum: ConfigFile.maxKeepAlive),
         ]
     }
     public static let schemaHints: [String: SchemaHint] = [
-        "keepAlive": SchemaHint(minimum: 0),
+        "keepAlive": SchemaHint(minimum: 0, maximum: ConfigFile.maxKeepAlive),
         "maxLoadedModels": SchemaHint(minimum: 1, maximum: 64),
         "maxModelBytes": SchemaHint(minimum: 1),
     ]
+
+    /// The longest keep-alive (ten years; longer is "never": 0).
+    public static let maxKeepAlive: Double = 315_360_000
 
     public struct Problem: Error, CustomStringConvertible {
         public let description: String
@@ -60,7 +63,8 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         if let v = SchemaValidator.validate(value, against: SchemaDeriver.schema(for: ConfigFile.self)).first {
             throw Problem(description: "config file \(path): \(v.description)")
         }
-        var file = try value.decode(ConfigFile.self)
+        var file: ConfigFile
+        do { file = try value.decode(ConfigFile.self) } catch { throw Problem(description: "config file \(path): \(error)") }
         let dir = (path as NSString).deletingLastPathComponent
         for (name, m) in file.models ?? [:] where !m.path.hasPrefix("/") && !m.path.hasPrefix("~") {
             file.models?[name]?.path = dir.isEmpty ? m.path : dir + "/" + m.path
@@ -125,8 +129,13 @@ public struct RegistryBuilder {
             add(name, try file!.engine(entry, base: base, explicit: explicit), keep: entry.keepAlive)
         }
         var firstFlag: String? = nil
+        var seen: [String: String] = [:]
         for (name, path) in flagModels {
             let n = name ?? ModelNames.fromPath(path)
+            if let other = seen[n], other != path {
+                throw ConfigFile.Problem(description: "two models named '\(n)' (\(other) and \(path)); name them: --model NAME=PATH")
+            }
+            seen[n] = path
             var c = base
             // A flag naming a model the file configures changes only its path.
             if let entry = file?.models?[n] { c = try file!.engine(entry, base: base, explicit: explicit) }

@@ -158,13 +158,16 @@ public final class ModelRegistry: Sendable {
                     all[v]!.unloading = t
                     waits.append(t)
                 }
-                if let u = s.unloading { waits.append(u) }
+                // Every unload under way (this model's, the victims', idle ones') frees its
+                // memory before this load takes any.
+                for other in all.values { if case .unloading = other.phase, let u = other.unloading { waits.append(u) } }
                 let config = s.model.engine
                 let task = Task.detached(priority: .userInitiated) { [self] () -> Result<Engine, EngineError> in
                     for w in waits { await w.value }
-                    let result: Result<Engine, EngineError>
                     let start = ContinuousClock.now
-                    do { result = .success(try Engine(config: config)) } catch let e as EngineError { result = .failure(e) } catch { result = .failure(.invalidModelFile(path: config.modelPath, reason: "\(error)")) }
+                    let result = await onOwnThread("parlance-load") { () -> Result<Engine, EngineError> in
+                        do { return .success(try Engine(config: config)) } catch let e as EngineError { return .failure(e) } catch { return .failure(.invalidModelFile(path: config.modelPath, reason: "\(error)")) }
+                    }
                     loaded(name, result, seconds: (ContinuousClock.now - start).seconds)
                     return result
                 }
@@ -216,7 +219,7 @@ public final class ModelRegistry: Sendable {
         if let e = loadedEngine(name) { return e.countTokens(text) }
         if let v = slots.withLock({ $0[name]?.vocabulary }) { return v.tokenize(text, special: false).count }
         // Only a file whose header checked out goes to llama.cpp (it aborts on some bad ones).
-        guard let snap = snapshot(name), snap.problem == nil, let m = model(name),
+        guard let snap = snapshot(name), snap.problem == nil, slots.withLock({ $0[name]?.inspected != nil }), let m = model(name),
               let v = try? LlamaModel(path: m.engine.modelPath, vocabularyOnly: true) else { return nil }
         slots.withLock { $0[name]?.vocabulary = v }
         return v.tokenize(text, special: false).count
@@ -253,7 +256,7 @@ public final class ModelRegistry: Sendable {
         let s = slots.withLock { $0[name] }!
         var problem: EngineError? = nil
         var info = s.inspected
-        if case .unloaded = s.phase, info == nil {
+        if info == nil {
             if m.engine.contextSize < EngineConfig.minimumContext {
                 problem = .contextTooSmall(requested: m.engine.contextSize, minimum: EngineConfig.minimumContext)
             } else {
@@ -306,9 +309,19 @@ public final class ModelRegistry: Sendable {
     /// the numbers when the models in use leave no room.
     private func makeRoom(for name: String, in all: inout [String: Slot]) throws -> [String] {
         let maxModels = settings.maxLoadedModels, maxBytes = settings.maxModelBytes
-        let available = settings.availableMemory()
         let need = Self.bytes(all[name]!)
         let bytes = Self.bytes
+        // What the system has now, less what loads under way will take, plus what the
+        // unloads this load waits for will give back.
+        let available = settings.availableMemory().map { now in
+            all.values.reduce(now) { sum, slot in
+                switch slot.phase {
+                case .loading: return sum - bytes(slot)
+                case .unloading: return sum + bytes(slot)
+                default: return sum
+                }
+            }
+        }
         var held = all.filter { $0.key != name && Self.holds($0.value) }
         var freed = 0
         func fits() -> Bool {
@@ -397,7 +410,7 @@ public final class ModelRegistry: Sendable {
     private func unloadTask(_ name: String, _ engine: Engine, reason: String) -> Task<Void, Never> {
         let held = Holder(engine)
         return Task.detached { [self] in
-            if let engine = held.take() { engine.unload() }
+            await onOwnThread("parlance-unload") { if let engine = held.take() { engine.unload() } }
             slots.withLock { all in
                 if case .unloading = all[name]?.phase { all[name]?.phase = .unloaded }
             }
@@ -410,6 +423,17 @@ public final class ModelRegistry: Sendable {
         private let engine: Mutex<Engine?>  // guards the reference until it is taken
         init(_ e: Engine) { engine = Mutex(e) }
         func take() -> Engine? { engine.withLock { e in defer { e = nil }; return e } }
+    }
+}
+
+/// Runs blocking work (a model load, an unload's saves) on a thread of its own, not one of
+/// the concurrency pool's (two on this machine, which message reading needs), and awaits it.
+func onOwnThread<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { c in
+        let t = Thread { c.resume(returning: body()) }
+        t.name = name
+        t.stackSize = 8 << 20
+        t.start()
     }
 }
 
