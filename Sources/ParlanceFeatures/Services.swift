@@ -54,19 +54,3 @@ public struct ServiceOptions: Sendable {
         self.analysisCacheBytes = analysisCacheBytes
     }
 }
-
-/// A one-shot gate: `wait` suspends until `open` has been called.
-public actor AsyncLatch {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    public init() {}
-    public func open() {
-        isOpen = true
-        for w in waiters { w.resume() }
-        waiters = []
-    }
-    public func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-}
