@@ -6,6 +6,7 @@
 //   ParlanceJSON → ParlanceSchema              JSON Schema: derive from types, validate, grammar
 //   ParlanceSchema → ParlanceProtocol          every method's params/result types
 //   ParlanceHash → ParlanceDocuments                        transcripts: parse, chunk, language, retrieval
+//   ParlanceJSON → ParlanceRemote              an OpenAI-compatible server's API (remote engines)
 //   ParlanceFeatures                           one file per method family
 //   ParlanceLSP                                the standard LSP surface: editor buffers, rewrite code actions
 //   ParlanceServer                             lifecycle, the one registration list, dispatch
@@ -39,11 +40,13 @@ let package = Package(
         // MARK: Engine and documents
         .target(name: "ParlanceEngine", dependencies: ["LlamaShim", "ParlanceJSON", "ParlanceHash"], swiftSettings: swiftSettings),
         .target(name: "ParlanceDocuments", dependencies: ["ParlanceHash"], swiftSettings: swiftSettings),
+        // An OpenAI-compatible server's API over Foundation's URLSession (remote engines).
+        .target(name: "ParlanceRemote", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
 
         // MARK: Features and server
         .target(
             name: "ParlanceFeatures",
-            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "JSONRPC"],
+            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "ParlanceRemote", "JSONRPC"],
             swiftSettings: swiftSettings),
         .target(
             name: "ParlanceLSP",
@@ -67,7 +70,7 @@ let package = Package(
         .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "ParlanceRemote", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

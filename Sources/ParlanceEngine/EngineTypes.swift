@@ -71,6 +71,19 @@ public struct GenerationStats: Sendable, Hashable {
     public var queuedMs: Double
     public var firstTokenMs: Double
     public var totalMs: Double
+    /// Token counts are estimates (a remote server that reported no usage).
+    public var estimated: Bool = false
+
+    public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, queuedMs: Double, firstTokenMs: Double, totalMs: Double,
+                estimated: Bool = false) {
+        self.promptTokens = promptTokens
+        self.cachedPromptTokens = cachedPromptTokens
+        self.generatedTokens = generatedTokens
+        self.queuedMs = queuedMs
+        self.firstTokenMs = firstTokenMs
+        self.totalMs = totalMs
+        self.estimated = estimated
+    }
 }
 
 public struct GenerationResult: Sendable {
@@ -78,6 +91,13 @@ public struct GenerationResult: Sendable {
     public var tokens: [Token]
     public var finishReason: FinishReason
     public var stats: GenerationStats
+
+    public init(text: String, tokens: [Token], finishReason: FinishReason, stats: GenerationStats) {
+        self.text = text
+        self.tokens = tokens
+        self.finishReason = finishReason
+        self.stats = stats
+    }
 }
 
 public enum GenerationEvent: Sendable {

@@ -11,7 +11,7 @@ import ParlanceProtocol
 struct AnalysisJob: Sendable {
     let method: String
     let input: AnalysisInput
-    let engine: Engine
+    let engine: any LanguageModel
     let options: ResolvedOptions
     let ctx: RequestContext
     let cacheKey: String
@@ -55,7 +55,7 @@ struct AnalysisJob: Sendable {
     /// The transcript as the prompt body when it fits beside `output` tokens (the shared
     /// document prefix), else its part summaries (chunks > 1).
     func body(output: Int) async throws -> (text: String, chunks: Int, usage: Usage) {
-        let budget = engine.info.contextSize - output - AnalysisJob.promptOverhead
+        let budget = engine.contextSize - output - AnalysisJob.promptOverhead
         if engine.countTokens(input.promptText) <= budget { return (input.promptText, 1, .zero) }
         ctx.progress.report("the transcript is longer than the context: condensing it part by part", 2, phase: .tokenizing)
         let c = try await Condense.condensed(input, engine: engine, options: options, ctx: ctx, budget: budget, range: 5...80)
@@ -74,7 +74,7 @@ struct AnalysisJob: Sendable {
         o.maxTokens = maxTokens
         o.seed = Attempts.seed(options.seed, attempt: attempt)
         let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
-        let prompt = engine.prompt.tokens(for: AnalysisPrompt.messages(input, body: body, task: prefix + task))
+        let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task))
         return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
                                         cachePriority: input.uri == nil ? .normal : .document,
                                         progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)

@@ -77,12 +77,12 @@ public actor AnalysisCache {
     }
 
     /// The cache key for an analysis: what was analysed, how, and by which model.
-    public static func key(method: String, input: AnalysisInput, params: some Encodable, engine: Engine) -> String {
+    public static func key(method: String, input: AnalysisInput, params: some Encodable, engine: any LanguageModel) -> String {
         var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
         p["workDoneToken"] = nil
         p["text"] = nil
         p["uri"] = nil
-        return [method, input.contentHash, JSONValue.object(p).serialized(sortKeys: true), input.language.language, engine.modelSha256]
+        return [method, input.contentHash, JSONValue.object(p).serialized(sortKeys: true), input.language.language, engine.identity]
             .joined(separator: "|")
     }
 }

@@ -52,7 +52,7 @@ public struct AnalysisInput: Sendable {
     }
 
     /// The transcript's token count; throws `inputTooLong` above `maxTokens`.
-    public func checkedTokenCount(_ engine: Engine, path: String) throws -> Int {
+    public func checkedTokenCount(_ engine: any LanguageModel, path: String) throws -> Int {
         // A cheap bound first, so a huge text is refused without tokenizing all of it.
         let bytes = promptText.utf8.count
         let n = bytes > AnalysisInput.maxTokens * 12 ? bytes / 4 : engine.countTokens(promptText)

@@ -103,7 +103,7 @@ public enum Ask {
         }
     }
 
-    static func answer(_ p: AskStream.Params, input: AnalysisInput, engine: Engine, options: ResolvedOptions, session s: inout SessionState,
+    static func answer(_ p: AskStream.Params, input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, session s: inout SessionState,
                        ctx: RequestContext) async throws -> AskStream.Result {
         let known = await Conversations.shared.get(s.id)
         var convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
@@ -112,7 +112,7 @@ public enum Ask {
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
         // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
-        let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.modelSha256, "\(options.seed)", "\(options.deterministic)",
+        let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.identity, "\(options.seed)", "\(options.deterministic)",
                         "\(options.sampling.temperature)", "\(options.maxTokens)", "verify=\(attempts.verify)/\(attempts.maxAttempts)"].joined(separator: "|")
         if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
             s.turns = [ChatMessage(.user, hit.user), ChatMessage(.assistant, hit.raw)]
@@ -127,10 +127,10 @@ public enum Ask {
             return try JSONValue.object(o).decode()
         }
         let previous = convo.exchanges.last?.question ?? ""
-        let qa = TokenBudget.qa.scaled(toContext: engine.info.contextSize)
+        let qa = TokenBudget.qa.scaled(toContext: engine.contextSize)
         // The whole document is shown when it is short: beyond the retrieval budget a small
         // model answers no better from all of it than from its best segments, only slower.
-        let wholeBudget = min(qa.input, Ask.retrievalBudget, engine.info.contextSize - options.maxTokens - 400)
+        let wholeBudget = min(qa.input, Ask.retrievalBudget, engine.contextSize - options.maxTokens - 400)
         let whole = s.turns.isEmpty && input.promptText.utf8.count <= wholeBudget * 8 && engine.countTokens(input.promptText) <= wholeBudget
         ctx.progress.report("retrieving", 2, phase: .tokenizing)
         let sel = await Retrieval.select(question + " " + previous, coverageQuery: turn == 1 ? question : question + " " + previous,
@@ -162,19 +162,19 @@ public enum Ask {
         let shownNow = whole ? input.transcript.segments : sel.segments
         let body = whole ? input.promptText : Retrieval.render(sel.segments)
         let taskText = "Question: \(question)\n\(task)"
-        var prompt: [Token]
+        var prompt: ModelPrompt
         var userContent: String
         if s.turns.isEmpty {
             let messages = AnalysisPrompt.messages(input, body: body, task: taskText)
             userContent = messages[1].content
-            prompt = engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
         } else {
             let more = shownNow.isEmpty ? "" : "More of the transcript:\n\(body)\n\n---\n"
             userContent = "\(more)Follow-up \(taskText) Write in \(input.languageName)."
-            prompt = Sessions.tokens(for: s, adding: userContent, engine: engine)
+            prompt = Sessions.prompt(for: s, adding: userContent, engine: engine)
         }
         convo.shown.formUnion(shownNow.map(\.id))
-        if prompt.count + options.maxTokens > engine.info.contextSize {
+        if prompt.count + options.maxTokens > engine.contextSize {
             // The conversation no longer fits: start its context again from this question's
             // excerpts and a digest of the earlier exchanges.
             let fresh = await Retrieval.select(question + " " + previous, coverageQuery: question + " " + previous, input: input, excluding: [],
@@ -185,7 +185,7 @@ public enum Ask {
             userContent = messages[1].content
             s.turns = []
             s.history = []
-            prompt = engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
             convo.shown = Set(fresh.segments.map(\.id))
         }
         let ids = convo.shown.sorted()
@@ -201,8 +201,8 @@ public enum Ask {
             // Later attempts: the same prompt with a stricter last line (the transcript before it stays cached).
             let user = attempt == 1 ? userContent : userContent + "\n" + stricter
             let tokens = attempt == 1 ? prompt
-                : s.turns.isEmpty ? engine.prompt.tokens(for: [ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
-                : Sessions.tokens(for: s, adding: user, engine: engine)
+                : s.turns.isEmpty ? engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
+                : Sessions.prompt(for: s, adding: user, engine: engine)
             let out = try await Generation.run(engine, prompt: tokens, schema: schema(ids: ids, maxTokens: options.maxTokens), options: o,
                                                cachePriority: .session, progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 99...99, expectedChars: 500)))
             usage = usage + out.usage
@@ -275,7 +275,7 @@ public enum Ask {
         // An answer tied to no segment is not a confident one.
         if citations.isEmpty { confidence = "low" }
         s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, out.text)]
-        s.history = out.prompt + out.tokens
+        s.history = out.prompt.tokens + out.tokens
         convo.exchanges.append((question, answer))
         await Conversations.shared.set(s.id, convo)
         let topics = Analyses.dedupe(d["relatedTopics"]?.arrayValue?.compactMap(\.stringValue) ?? [])

@@ -41,7 +41,7 @@ public enum Compare {
         let first = inputs[0]
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, deterministic: p.deterministic), defaultTemperature: 0.2)
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
-        let key = ([AnalyzeCompare.name, first.language.language, engine.modelSha256, "\(options.seed)", "\(options.sampling.temperature)",
+        let key = ([AnalyzeCompare.name, first.language.language, engine.identity, "\(options.seed)", "\(options.sampling.temperature)",
                     "verify=\(attempts.verify)/\(attempts.maxAttempts)"]
             + zip(titles, inputs).map { "\($0)=\($1.contentHash)" }).joined(separator: "|")
         if let hit: JSONValue = await ctx.services.analysisCache.get(key), case .object(var o) = hit {
@@ -78,7 +78,7 @@ public enum Compare {
             ChatMessage(.system, AnalysisPrompt.system),
             ChatMessage(.user, "Summaries of \(n) documents:\n\n\(digests.joined(separator: "\n\n"))\n\n---\n\(task) Write in \(first.languageName)."),
         ]
-        let out = try await Generation.run(engine, prompt: engine.prompt.tokens(for: messages), schema: schema(titles), options: o,
+        let out = try await Generation.run(engine, prompt: engine.render(messages), schema: schema(titles), options: o,
                                            progress: ctx.progress.scaled(82...99, expectedChars: 1200))
         usage = usage + out.usage
         let draft = out.json ?? [:]

@@ -51,7 +51,7 @@ public enum Compose {
         // The shared prefix, once: every variation then starts from a copy of it.
         var prefixUsage = Usage.zero
         if shared > 0 {
-            let out = try await Generation.run(engine, prompt: Array(prompts[0][..<shared]), options: ResolvedOptions(nil, defaultMaxTokens: 0),
+            let out = try await Generation.run(engine, prompt: prompts[0].prefix(shared), options: ResolvedOptions(nil, defaultMaxTokens: 0),
                                                progress: ctx.progress, part: "prefix")
             prefixUsage = out.usage
         }
@@ -73,7 +73,7 @@ public enum Compose {
                     let (v, tokens) = try await rewrite(id: id, tone: tone, audience: audience, original: originalText, keyPoints: keyPoints,
                                                         language: language.language, instructions: instructions, attempts: attempts,
                                                         options: options, engine: engine, ctx: ctx) { attempt in
-                        attempt == 1 ? firstPrompt : engine.prompt.tokens(for: ComposePrompt.messages(
+                        attempt == 1 ? firstPrompt : engine.render(ComposePrompt.messages(
                             text: selection, tone: tone, audience: audience, instructions: p.instructions, languageName: languageName, strict: facts))
                     }
                     ctx.progress(.init(kind: .report, message: "variation \(id) done", phase: .done, part: id, partial: try? JSONValue(encoding: v)))
@@ -89,7 +89,7 @@ public enum Compose {
         let entry = ComposeHistoryEntry(id: entryId, createdAt: createdAt, text: p.text, instructions: p.instructions,
                                         audience: audience, language: language.language, analysis: analysis, variations: variations)
         let stored = await store.save(entry, persist: !(p.ephemeral ?? false))
-        for r in results { await store.remember(r.2, model: engine.config.name, for: r.1.id) }
+        for r in results { await store.remember(r.2, model: engine.name, for: r.1.id) }
 
         let firstVariationMs = variations.map(\.usage.firstTokenMs).filter { $0 > 0 }.min() ?? 0
         let usage = Usage(
@@ -124,14 +124,9 @@ public enum Compose {
         let engine = try await ctx.engine()
         let messages = ComposePrompt.conversation(for: parent, in: entry)
             + [ChatMessage(.assistant, parent.text), ChatMessage(.user, ComposePrompt.refinement(instruction))]
-        let prompt: [Token]
-        if let history {
-            prompt = history + engine.prompt.continuation(of: messages, after: messages.count - 2)
-        } else {
-            prompt = engine.prompt.tokens(for: messages)
-        }
+        let prompt = engine.render(messages, history: history, after: messages.count - 2)
         let maxTokens = p.maxTokens ?? min(1024, max(64, engine.countTokens(parent.text) * 3 / 2 + 32))
-        guard prompt.count + maxTokens <= engine.info.contextSize else {
+        guard prompt.count + maxTokens <= engine.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
         let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic),
@@ -148,12 +143,12 @@ public enum Compose {
             // Later attempts: the same conversation, the revision request with a stricter line.
             var strict = messages
             strict[strict.count - 1] = ChatMessage(.user, ComposePrompt.refinement(instruction) + "\n" + ComposePrompt.stricter(facts: facts))
-            return history.map { $0 + engine.prompt.continuation(of: strict, after: strict.count - 2) } ?? engine.prompt.tokens(for: strict)
+            return engine.render(strict, history: history, after: strict.count - 2)
         }
         v.parentId = parent.id
         v.instruction = instruction
         let stored = await store.add(v, to: entry.id, persist: !(p.ephemeral ?? false))
-        await store.remember(tokens, model: engine.config.name, for: id)
+        await store.remember(tokens, model: engine.name, for: id)
         return .init(id: entry.id, variation: v, stored: stored, provenance: options.provenance(engine))
     }
 
@@ -171,7 +166,7 @@ public enum Compose {
                                    languageName: Languages.name(language.language), engine: engine)
         let shared = commonPrefix(prompts)
         guard shared > 0 else { return .zero }
-        let out = try await Generation.run(engine, prompt: Array(prompts[0][..<shared]), options: ResolvedOptions(nil, defaultMaxTokens: 0),
+        let out = try await Generation.run(engine, prompt: prompts[0].prefix(shared), options: ResolvedOptions(nil, defaultMaxTokens: 0),
                                            progress: .none, part: "prefix")
         return out.usage
     }
@@ -180,9 +175,9 @@ public enum Compose {
 
     /// Each tone's prompt tokens; they differ only in their tail.
     static func prompts(selection: String, tones: [Tone], audience: Audience, instructions: String?, languageName: String,
-                        engine: Engine) -> [[Token]] {
+                        engine: any LanguageModel) -> [ModelPrompt] {
         tones.map { tone in
-            engine.prompt.tokens(for: ComposePrompt.messages(text: selection, tone: tone, audience: audience,
+            engine.render(ComposePrompt.messages(text: selection, tone: tone, audience: audience,
                                                              instructions: instructions, languageName: languageName))
         }
     }
@@ -211,8 +206,8 @@ public enum Compose {
     /// maxTokens per variation, checked before any generation: each prompt plus its
     /// budget must fit the context. The default (about twice the selection) shrinks so
     /// all variations fit beside each other.
-    static func budget(_ requested: Int?, selection: String, prompts: [[Token]], shared: Int, engine: Engine) throws -> Int {
-        let context = engine.info.contextSize
+    static func budget(_ requested: Int?, selection: String, prompts: [ModelPrompt], shared: Int, engine: any LanguageModel) throws -> Int {
+        let context = engine.contextSize
         let longest = prompts.map(\.count).max() ?? 0
         var maxTokens: Int
         if let requested {
@@ -230,8 +225,8 @@ public enum Compose {
         return maxTokens
     }
 
-    static func tooLong(promptTokens: Int, selectionTokens: Int, maxTokens: Int, engine: Engine) -> ResponseError {
-        let context = engine.info.contextSize
+    static func tooLong(promptTokens: Int, selectionTokens: Int, maxTokens: Int, engine: any LanguageModel) -> ResponseError {
+        let context = engine.contextSize
         let detail = "the selection is \(selectionTokens) tokens; with the instructions the prompt is \(promptTokens) tokens, plus up to \(maxTokens) generated tokens, which exceeds the context window of \(context) tokens"
         return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "text too long: " + detail,
                              data: ["error": "exceededContextWindowSize", "promptTokens": .int(promptTokens), "maxTokens": .int(maxTokens),
@@ -243,8 +238,8 @@ public enum Compose {
     /// attempts allowed. `prompt(n)` is attempt n's prompt. Returns the variation (usage
     /// summed over its attempts) and the tokens of the attempt kept, for refinements.
     static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
-                        attempts: Attempts, options: ResolvedOptions, engine: Engine, ctx: RequestContext, previous: String? = nil,
-                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int) -> [Token]) async throws -> (ComposeVariation, [Token]) {
+                        attempts: Attempts, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext, previous: String? = nil,
+                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
         var usage = Usage.zero
         let facts = Facts.extract(original)
         let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
@@ -271,7 +266,7 @@ public enum Compose {
         }
         v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
                         firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs)
-        return (v, best.out.prompt + best.out.tokens)
+        return (v, best.out.prompt.tokens + best.out.tokens)
     }
 
     static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, original: String, keyPoints: [String], seed: UInt32,
@@ -283,11 +278,12 @@ public enum Compose {
                                 seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
     }
 
-    static func commonPrefix(_ prompts: [[Token]]) -> Int {
-        guard var n = prompts.first?.count else { return 0 }
-        for p in prompts.dropFirst() {
+    /// Tokens every prompt starts with (0 for a remote model: it has no tokens here).
+    static func commonPrefix(_ prompts: [ModelPrompt]) -> Int {
+        guard var n = prompts.first?.tokens.count else { return 0 }
+        for p in prompts.dropFirst().map(\.tokens) {
             var i = 0
-            while i < min(n, p.count), p[i] == prompts[0][i] { i += 1 }
+            while i < min(n, p.count), p[i] == prompts[0].tokens[i] { i += 1 }
             n = i
         }
         return n

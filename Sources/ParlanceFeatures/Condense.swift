@@ -29,14 +29,14 @@ struct Piece: Sendable {
 enum Condense {
     /// Tokens per part: the seed's condensed-summary input budget, capped so two parts (with
     /// prompt overhead and output) fit the context together and batch.
-    static func budget(_ engine: Engine) -> Int {
-        let ctx = engine.info.contextSize
+    static func budget(_ engine: any LanguageModel) -> Int {
+        let ctx = engine.contextSize
         return max(256, min(TokenBudget.condensedSummary.scaled(toContext: ctx).input, (ctx - 256) / 2 - 300))
     }
 
     /// How many parts run at once: as many as fit the context beside each other.
-    static func concurrency(_ engine: Engine, promptTokens: Int, output: Int) -> Int {
-        max(1, min(engine.config.parallel, (engine.info.contextSize - 128) / max(1, promptTokens + output + 200)))
+    static func concurrency(_ engine: any LanguageModel, promptTokens: Int, output: Int) -> Int {
+        max(1, min(engine.parallel, (engine.contextSize - 128) / max(1, promptTokens + output + 200)))
     }
 
     /// Splits on content-defined boundaries: a part ends at the first segment whose text
@@ -72,7 +72,7 @@ enum Condense {
         return out
     }
 
-    static func pieces(_ input: AnalysisInput, engine: Engine) -> [Piece] {
+    static func pieces(_ input: AnalysisInput, engine: any LanguageModel) -> [Piece] {
         pieces(input.transcript.segments, budget: budget(engine), tokenCount: engine.countTokens)
     }
 
@@ -119,7 +119,7 @@ enum Condense {
     /// action items. Cached by the part's content hash (and language, model, sampling), so a
     /// long transcript is read once for every analysis, and after document/change only the
     /// parts that changed are read again.
-    static func notes(_ pieces: [Piece], input: AnalysisInput, engine: Engine, options: ResolvedOptions, ctx: RequestContext,
+    static func notes(_ pieces: [Piece], input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, ctx: RequestContext,
                       range: ClosedRange<Int>) async throws -> (notes: [JSONValue], usage: Usage, reused: Int) {
         let n = pieces.count
         let usage = Locked(Usage.zero)
@@ -129,7 +129,7 @@ enum Condense {
         let notes = try await map(pieces, concurrency: par, done: { k, piece in
             ctx.progress.report("read part \(k) of \(n)", range.lowerBound + width * k / max(1, n), phase: .map, part: "chunk-\(piece.index)")
         }) { p in
-            let key = "part-notes|\(p.hash)|\(input.language.language)|\(engine.modelSha256)|\(options.seed)|\(options.sampling.temperature)"
+            let key = "part-notes|\(p.hash)|\(input.language.language)|\(engine.identity)|\(options.seed)|\(options.sampling.temperature)"
             if let hit: JSONValue = await ctx.services.analysisCache.get(key) {
                 reused.withLock { $0 += 1 }
                 return hit
@@ -142,7 +142,7 @@ enum Condense {
                 """
             var o = options
             o.maxTokens = notesTokens
-            let prompt = engine.prompt.tokens(for: AnalysisPrompt.messages(input, body: p.text, task: task))
+            let prompt = engine.render(AnalysisPrompt.messages(input, body: p.text, task: task))
             let out = try await Generation.run(engine, prompt: prompt, schema: notesSchema(p.segments), options: o,
                                                cachePriority: .normal, progress: .none, part: "chunk-\(p.index)")
             usage.withLock { $0 = $0 + out.usage }
@@ -180,7 +180,7 @@ enum Condense {
 
     /// The transcript condensed to fit `budget` tokens: part summaries, labelled with their
     /// time ranges, summarized again while they are still too long (at most 4 rounds).
-    static func condensed(_ input: AnalysisInput, engine: Engine, options: ResolvedOptions, ctx: RequestContext, budget: Int,
+    static func condensed(_ input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, ctx: RequestContext, budget: Int,
                           range: ClosedRange<Int>) async throws -> (body: String, chunks: Int, usage: Usage) {
         var segments = input.transcript.segments
         var usage = Usage.zero

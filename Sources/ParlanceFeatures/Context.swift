@@ -68,7 +68,7 @@ public struct RequestContext: Sendable {
     /// The request's model (or `name`, a session's), loading it when needed (progress
     /// phase `loading`) and held until the request is answered; a typed error when
     /// unavailable.
-    public func engine(model name: String? = nil) async throws -> Engine {
+    public func engine(model name: String? = nil) async throws -> any LanguageModel {
         let name = try name ?? modelName()
         let engine = try await services.models.acquire(name, progress: progress)
         if !modelUses.add(name) { services.models.release(name) }

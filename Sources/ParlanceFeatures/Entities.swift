@@ -43,7 +43,7 @@ public enum Entities {
         var drafts: [JSONValue] = []
         var usage = Usage.zero
         var chunks = 1
-        if engine.countTokens(job.input.promptText) <= engine.info.contextSize - maxTokens - AnalysisJob.promptOverhead {
+        if engine.countTokens(job.input.promptText) <= engine.contextSize - maxTokens - AnalysisJob.promptOverhead {
             let out = try await job.generate(body: job.input.promptText, condensed: false, task: task, schema: schema,
                                              maxTokens: maxTokens, range: 5...99, expectedChars: 300)
             drafts = [out.json ?? [:]]

@@ -22,13 +22,14 @@ public struct ResolvedOptions: Sendable {
         deterministic = o?.deterministic ?? false
     }
 
-    func provenance(_ engine: Engine) -> Provenance {
-        var p = Provenance(modelSha256: engine.modelSha256, templateSha256: engine.info.templateSha256,
+    func provenance(_ engine: any LanguageModel) -> Provenance {
+        var p = Provenance(modelSha256: nil, templateSha256: nil,
                            sampler: SamplerSettings(temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK,
                                                     minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
                            seed: Int(seed))
         if deterministic { p.deterministic = true }
-        p.model = engine.config.name
+        p.model = engine.name
+        engine.describe(&p)
         return p
     }
 }
@@ -38,7 +39,7 @@ public struct Generated: Sendable {
     public var text: String
     public var json: JSONValue?
     public var tokens: [Token]
-    public var prompt: [Token]
+    public var prompt: ModelPrompt
     public var usage: Usage
     public var finishReason: FinishReason
 }
@@ -47,6 +48,7 @@ extension Usage {
     init(_ s: GenerationStats) {
         self.init(promptTokens: s.promptTokens, cachedPromptTokens: s.cachedPromptTokens, generatedTokens: s.generatedTokens,
                   firstTokenMs: (s.firstTokenMs * 10).rounded() / 10, totalMs: (s.totalMs * 10).rounded() / 10)
+        if s.estimated { estimated = true }
     }
 }
 
@@ -59,17 +61,19 @@ public enum Generation {
     /// output cannot overrun (each token writes at least one character; only byte-level
     /// tokens of non-ASCII text can).
     public static func run(
-        _ engine: Engine, prompt: [Token], schema: JSONValue? = nil, options: ResolvedOptions,
+        _ engine: any LanguageModel, prompt: ModelPrompt, schema: JSONValue? = nil, options: ResolvedOptions,
         cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil
     ) async throws -> Generated {
-        var grammar = try schema.map { s throws(SchemaGrammarError) in try GrammarBuilder.gbnf(for: s) }
+        // Checked once here (a bad schema is -32602 before any generation).
+        if let schema { _ = try GrammarBuilder.gbnf(for: schema) }
+        var constraint: ModelRequest.Constraint = schema.map { .schema($0) } ?? .none
         var seed = options.seed
         var total = Usage.zero
         var fittings = [options.maxTokens * 5 / 2, options.maxTokens][...]
         var retried = false
         while true {
-            let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: seed, grammar: grammar,
-                                            maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic)
+            let request = ModelRequest(prompt: prompt, options: options.sampling, seed: seed, constraint: constraint,
+                                       maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic)
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
             total = total + out.usage
             guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }
@@ -81,7 +85,7 @@ public enum Generation {
             let truncated = parsed == nil && out.finishReason == FinishReason.length
             seed = seed &+ 7919
             if truncated, let chars = fittings.popFirst() {
-                grammar = try GrammarBuilder.gbnf(for: SchemaBudget.fitting(schema, chars: chars))
+                constraint = .schema(SchemaBudget.fitting(schema, chars: chars))
                 continue
             }
             if !truncated, !retried {
@@ -109,7 +113,7 @@ public enum Generation {
     /// Streams one generation's progress. `holdBack(textSoFar)` keeps deltas back while it
     /// is true (output that may turn out to be a tool call, which is not answer text); once it
     /// is false, what was held is sent as one delta and the rest streams as it comes.
-    static func stream(_ engine: Engine, _ request: GenerationRequest, structured: Bool, progress: ProgressReporter, part: String?,
+    static func stream(_ engine: any LanguageModel, _ request: ModelRequest, structured: Bool, progress: ProgressReporter, part: String?,
                        holdBack: ((String) -> Bool)? = nil) async throws -> StreamOut {
         var text = ""
         var holding = holdBack != nil
@@ -134,8 +138,6 @@ public enum Generation {
                     return StreamOut(text: r.text, tokens: r.tokens, usage: Usage(r.stats), finishReason: r.finishReason)
                 }
             }
-        } catch let e as EngineError {
-            throw e
         }
         // The stream ended without a result: this task was cancelled.
         throw EngineError.cancelled(partial: text, generatedTokens: 0)

@@ -56,7 +56,7 @@ public enum Highlights {
         var drafts: [JSONValue] = []
         var usage = Usage.zero
         var chunks = 1
-        if engine.countTokens(input.promptText) <= engine.info.contextSize - maxTokens - AnalysisJob.promptOverhead {
+        if engine.countTokens(input.promptText) <= engine.contextSize - maxTokens - AnalysisJob.promptOverhead {
             let out = try await job.generate(body: input.promptText, condensed: false, task: task,
                                              schema: schema(ids: input.transcript.segments),
                                              maxTokens: maxTokens, range: 5...99, expectedChars: 400)

@@ -164,19 +164,19 @@ public enum Sessions {
         }
     }
 
-    static func respond(_ s: inout SessionState, _ p: SessionRespond.Params, engine: Engine, ctx: RequestContext) async throws -> SessionRespond.Result {
+    static func respond(_ s: inout SessionState, _ p: SessionRespond.Params, engine: any LanguageModel, ctx: RequestContext) async throws -> SessionRespond.Result {
         let merged = merge(s.options, p.options)
         let options = ResolvedOptions(merged, defaultTemperature: 0.7, defaultMaxTokens: 512)
-        var prompt = tokens(for: s, adding: p.prompt, engine: engine)
+        var prompt = self.prompt(for: s, adding: p.prompt, engine: engine)
         // A session with tools may spend a call's budget on a step before its answer.
         let budget = s.tools.isEmpty ? options.maxTokens : max(options.maxTokens, ToolLoop.callTokens)
-        while prompt.count + budget > engine.info.contextSize {
+        while prompt.count + budget > engine.contextSize {
             guard s.trimming == .dropOldest, !s.entries.isEmpty else {
-                throw EngineError.exceededContextWindowSize(promptTokens: prompt.count, maxTokens: budget, contextSize: engine.info.contextSize)
+                throw EngineError.exceededContextWindowSize(promptTokens: prompt.count, maxTokens: budget, contextSize: engine.contextSize)
             }
             s.dropOldestExchange()
             s.history = []
-            prompt = tokens(for: s, adding: p.prompt, engine: engine)
+            prompt = self.prompt(for: s, adding: p.prompt, engine: engine)
         }
         s.entries.append(SessionEntry(message: ChatMessage(.user, p.prompt), kind: .prompt))
         if !s.tools.isEmpty {
@@ -185,17 +185,16 @@ public enum Sessions {
         }
         let out = try await Generation.run(engine, prompt: prompt, schema: p.schema, options: options, cachePriority: .session, progress: ctx.progress)
         s.entries.append(SessionEntry(message: ChatMessage(.assistant, out.text), kind: .response))
-        s.history = prompt + out.tokens
+        s.history = prompt.tokens + out.tokens
         return .init(text: p.schema == nil ? out.text : nil, content: out.json, finishReason: out.finishReason.rawValue,
                      usage: out.usage, provenance: options.provenance(engine))
     }
 
     /// History plus the tokens of the new user turn (and the assistant header), or the
     /// whole conversation rendered when there is no history yet.
-    static func tokens(for s: SessionState, adding prompt: String, engine: Engine) -> [Token] {
+    static func prompt(for s: SessionState, adding prompt: String, engine: any LanguageModel) -> ModelPrompt {
         let messages = s.messages + [ChatMessage(.user, prompt)]
-        guard !s.history.isEmpty else { return engine.prompt.tokens(for: messages) }
-        return s.history + engine.prompt.continuation(of: messages, after: messages.count - 2)
+        return engine.render(messages, history: s.history, after: messages.count - 2)
     }
 
     static func merge(_ a: GenerationOptions?, _ b: GenerationOptions?) -> GenerationOptions {
@@ -214,16 +213,16 @@ public enum Sessions {
 
     static func prewarm(_ s: SessionState, _ p: SessionPrewarm.Params, _ ctx: RequestContext) async throws -> SessionPrewarm.Result {
         let engine = try await ctx.engine(model: s.model)
-        let prompt: [Token]
+        let prompt: ModelPrompt
         if let prefix = p.promptPrefix {
             let messages = s.messages + [ChatMessage(.user, prefix)]
             prompt = s.history.isEmpty
-                ? engine.prompt.tokens(for: messages, endingAtContentOf: messages.count - 1)
-                : s.history + engine.prompt.continuation(of: messages, after: messages.count - 2, endingAtContentOf: messages.count - 1)
+                ? engine.render(messages, endingAtContentOf: messages.count - 1)
+                : engine.render(messages, history: s.history, after: messages.count - 2, endingAtContentOf: messages.count - 1)
         } else if !s.history.isEmpty {
-            prompt = s.history
+            prompt = ModelPrompt(messages: s.messages, tokens: s.history)
         } else if !s.messages.isEmpty {
-            prompt = engine.prompt.tokens(for: s.messages, addAssistant: false)
+            prompt = engine.render(s.messages, addAssistant: false)
         } else {
             return .init(usage: .zero)
         }

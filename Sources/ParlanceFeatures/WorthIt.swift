@@ -117,7 +117,7 @@ public enum WorthIt {
         let messages = [ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, "Viewer comments:\n\(listed)\n\n---\n\(task)")]
         var o = job.options
         o.maxTokens = 160 + 8 * n
-        let out = try await Generation.run(job.engine, prompt: job.engine.prompt.tokens(for: messages), schema: commentSchema(count: n),
+        let out = try await Generation.run(job.engine, prompt: job.engine.render(messages), schema: commentSchema(count: n),
                                            options: o, progress: job.ctx.progress.scaled(range, expectedChars: 300 + 12 * n), part: "comments")
         let d = out.json ?? [:]
         let sentiment = min(1, max(0, d["overallCommentSentimentScore"]?.doubleValue ?? 0.5))

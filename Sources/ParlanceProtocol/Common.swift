@@ -8,7 +8,11 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
     public var generatedTokens: Int
     public var firstTokenMs: Double
     public var totalMs: Double
-    public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, firstTokenMs: Double, totalMs: Double) {
+    /// Present (true) when the token counts are estimates: a remote server that reported no
+    /// usage of its own.
+    public var estimated: Bool? = nil
+    public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, firstTokenMs: Double, totalMs: Double, estimated: Bool? = nil) {
+        self.estimated = estimated
         self.promptTokens = promptTokens
         self.cachedPromptTokens = cachedPromptTokens
         self.generatedTokens = generatedTokens
@@ -16,7 +20,7 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
         self.totalMs = totalMs
     }
     public static let schemaDescription: String? =
-        "Token counts and timings measured by the engine. Summed over every model call the result needed."
+        "Token counts and timings measured by the engine (a remote model: the server's own usage; `estimated` when it reported none). Summed over every model call the result needed."
     public static let schemaHints: [String: SchemaHint] = [
         "cachedPromptTokens": SchemaHint(description: "Prompt tokens reused from the KV cache instead of evaluated."),
         "firstTokenMs": SchemaHint(description: "Milliseconds from the request to its first generated token."),
@@ -25,7 +29,8 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
     public static func + (a: Usage, b: Usage) -> Usage {
         Usage(promptTokens: a.promptTokens + b.promptTokens, cachedPromptTokens: a.cachedPromptTokens + b.cachedPromptTokens,
               generatedTokens: a.generatedTokens + b.generatedTokens,
-              firstTokenMs: a.firstTokenMs == 0 ? b.firstTokenMs : a.firstTokenMs, totalMs: ((a.totalMs + b.totalMs) * 10).rounded() / 10)
+              firstTokenMs: a.firstTokenMs == 0 ? b.firstTokenMs : a.firstTokenMs, totalMs: ((a.totalMs + b.totalMs) * 10).rounded() / 10,
+              estimated: a.estimated == true || b.estimated == true ? true : nil)
     }
     public static let zero = Usage(promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, firstTokenMs: 0, totalMs: 0)
 }
@@ -34,13 +39,19 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
 public struct Provenance: Codable, Sendable, Hashable, Schematic {
     /// The registry name of the model that produced the result (model/list).
     public var model: String? = nil
-    public var modelSha256: String
-    public var templateSha256: String
+    /// SHA-256 of the GGUF file (a local model).
+    public var modelSha256: String?
+    /// SHA-256 of the chat template (a local model).
+    public var templateSha256: String?
+    /// `host:port` of the OpenAI-compatible server (a remote model).
+    public var endpoint: String? = nil
+    /// The model name the server serves it under (a remote model).
+    public var servedModel: String? = nil
     public var sampler: SamplerSettings
     public var seed: Int
     /// Present (true) when the request ran with `deterministic`.
     public var deterministic: Bool? = nil
-    public init(modelSha256: String, templateSha256: String, sampler: SamplerSettings, seed: Int) {
+    public init(modelSha256: String?, templateSha256: String?, sampler: SamplerSettings, seed: Int) {
         self.modelSha256 = modelSha256
         self.templateSha256 = templateSha256
         self.sampler = sampler

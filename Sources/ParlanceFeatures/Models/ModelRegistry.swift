@@ -3,6 +3,7 @@ import JSONRPC
 import ParlanceEngine
 import ParlanceJSON
 import ParlanceProtocol
+import ParlanceRemote
 import Synchronization
 
 /// One model the daemon may serve, by name (`--model NAME=PATH`, the config file).
@@ -11,7 +12,10 @@ public struct RegisteredModel: Sendable {
     public var engine: EngineConfig
     /// Idle seconds before it is unloaded (0: never), like Ollama's `keep_alive`.
     public var keepAlive: Double
-    public init(name: String, engine: EngineConfig, keepAlive: Double) {
+    /// Served by an OpenAI-compatible server instead of loaded here (`--model NAME=openai:URL`).
+    public var remote: OpenAIEndpoint?
+    public init(name: String, engine: EngineConfig, keepAlive: Double, remote: OpenAIEndpoint? = nil) {
+        self.remote = remote
         var engine = engine
         engine.name = name
         self.name = name
@@ -93,12 +97,15 @@ public final class ModelRegistry: Sendable {
     }
 
     public let settings: RegistrySettings
+    /// The models served elsewhere: never loaded here, outside the memory budget.
+    public let remotes: [String: RemoteModel]
     private let slots: Mutex<[String: Slot]>  // guards every model's phase, uses and timers
     private let log: @Sendable (String) -> Void
 
     public init(settings: RegistrySettings, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.settings = settings
         self.log = log
+        remotes = Dictionary(uniqueKeysWithValues: settings.models.compactMap { m in m.remote.map { (m.name, RemoteModel(name: m.name, endpoint: $0)) } })
         slots = Mutex(Dictionary(uniqueKeysWithValues: settings.models.map { ($0.name, Slot(model: $0)) }))
     }
 
@@ -130,7 +137,18 @@ public final class ModelRegistry: Sendable {
     /// The model's engine, loading it first when it is not loaded (reporting phase
     /// `loading`); pinned until `release`. Throws the load's error, or `memoryBudget` when
     /// it cannot fit beside the models in use.
-    public func acquire(_ name: String, progress: ProgressReporter) async throws -> Engine {
+    public func acquire(_ name: String, progress: ProgressReporter) async throws -> any LanguageModel {
+        if let remote = remotes[name] {
+            slots.withLock { all in
+                all[name]?.uses += 1
+                all[name]?.lastUsed = .now
+            }
+            do { try await remote.prepare() } catch {
+                release(name)
+                throw error
+            }
+            return remote
+        }
         enum Step { case ready(Engine), wait(Task<Result<Engine, EngineError>, Never>, started: Bool) }
         // The budget counts a first load's KV cache from the file's header.
         if loadedEngine(name) == nil { _ = snapshot(name) }
@@ -218,6 +236,7 @@ public final class ModelRegistry: Sendable {
     /// Counts tokens with the model's tokenizer: the loaded engine's, else its vocabulary
     /// alone (read once, no weights); nil when the file cannot be used.
     public func countTokens(_ name: String, _ text: String) -> Int? {
+        if let r = remotes[name] { return r.countTokens(text) }
         if let e = loadedEngine(name) { return e.countTokens(text) }
         if let v = slots.withLock({ $0[name]?.vocabulary }) { return v.tokenize(text, special: false).count }
         // Only a file whose header checked out goes to llama.cpp (it aborts on some bad ones).
@@ -258,7 +277,7 @@ public final class ModelRegistry: Sendable {
         let s = slots.withLock { $0[name] }!
         var problem: EngineError? = nil
         var info = s.inspected
-        if info == nil {
+        if info == nil && m.remote == nil {
             if m.engine.contextSize < EngineConfig.minimumContext {
                 problem = .contextTooSmall(requested: m.engine.contextSize, minimum: EngineConfig.minimumContext)
             } else {
@@ -293,6 +312,7 @@ public final class ModelRegistry: Sendable {
     /// Before a first load: the file, plus its KV cache at the configured context (from the
     /// header's layer and head counts) when the header has been read.
     static func estimate(_ m: RegisteredModel, _ info: GGUFInfo?) -> Int {
+        if m.remote != nil { return 0 }
         let file = (try? FileManager.default.attributesOfItem(atPath: m.engine.modelPath)[.size] as? Int) ?? 0
         guard let info, let arch = info.architecture else { return file }
         func int(_ key: String) -> Int? { info.metadata["\(arch).\(key)"].flatMap { Int($0) } }

@@ -19,14 +19,14 @@ struct ToolLoop {
     let tools: [ToolDefinition]
     let schema: JSONValue?
     let options: ResolvedOptions
-    let engine: Engine
+    let engine: any LanguageModel
     let ctx: RequestContext
     var choice: ToolChoice
     let maxCalls: Int
     let timeoutMs: Int
     let reset: Bool
 
-    init(session s: SessionState, params p: SessionRespond.Params, options: ResolvedOptions, engine: Engine, ctx: RequestContext) {
+    init(session s: SessionState, params p: SessionRespond.Params, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext) {
         let settings = p.toolSettings.merged(over: s.toolSettings)
         sessionId = s.id
         tools = s.tools
@@ -42,7 +42,7 @@ struct ToolLoop {
 
     /// Runs the turn (its prompt entry is already in `s`). On success `s` holds the calls,
     /// outputs and answer, and the exact tokens the model saw.
-    mutating func run(_ s: inout SessionState, prompt first: [Token]) async throws -> SessionRespond.Result {
+    mutating func run(_ s: inout SessionState, prompt first: ModelPrompt) async throws -> SessionRespond.Result {
         var prompt = first
         var records: [ToolCallRecord] = []
         var steps: [Usage] = []
@@ -53,18 +53,18 @@ struct ToolLoop {
                 let out = try await step(prompt, callable: callable, remaining: maxCalls - records.count)
                 steps.append(out.usage)
                 if !callable.isEmpty, let calls = try Self.calls(in: out) {
-                    s.history = prompt + out.tokens
+                    s.history = prompt.tokens + out.tokens
                     let at = s.entries.count
                     s.entries.append(SessionEntry(message: ChatMessage(.assistant, out.text), kind: .toolCalls, toolCalls: []))
                     for call in calls {
                         let record = try await invoke(call, callId: s.nextCallId(), before: records)
                         records.append(record)
                         s.entries[at].toolCalls?.append(record)
-                        s.entries.append(SessionEntry(message: ToolPrompt.output(of: record, prompt: engine.prompt), kind: .toolOutput,
+                        s.entries.append(SessionEntry(message: ToolPrompt.output(of: record, toolRole: engine.hasToolRole), kind: .toolOutput,
                                                       callId: record.callId, name: record.name, isError: record.error == nil ? nil : true))
                     }
                     let assistant = at + (s.system == nil ? 0 : 1)
-                    prompt = s.history + engine.prompt.continuation(of: s.messages, after: assistant)
+                    prompt = engine.render(s.messages, history: s.history, after: assistant)
                     if reset { choice = .auto }
                     continue
                 }
@@ -88,7 +88,7 @@ struct ToolLoop {
         }
     }
 
-    func step(_ prompt: [Token], callable: [ToolDefinition], remaining: Int) async throws -> Generation.StreamOut {
+    func step(_ prompt: ModelPrompt, callable: [ToolDefinition], remaining: Int) async throws -> Generation.StreamOut {
         let mustCall: Bool
         switch choice {
         case .required, .named: mustCall = !callable.isEmpty
@@ -97,16 +97,51 @@ struct ToolLoop {
         var answer = ToolCallFormat.Answer.text
         if mustCall { answer = .callOnly } else if let schema { answer = .schema(schema) }
         let formats = callable.map { ToolCallFormat.Tool(name: $0.name, parameters: $0.argumentsSchema) }
-        let grammar = try ToolCallFormat.gbnf(tools: formats, maxCalls: remaining, answer: answer)
         // A step that can only call writes no answer: maxTokens (the answer's budget) does not
         // bound it, a call's budget does.
         let budget = mustCall ? max(options.maxTokens, Self.callTokens) : options.maxTokens
-        let request = GenerationRequest(prompt: prompt, options: options.sampling, seed: options.seed, grammar: grammar,
-                                        maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
-                                        renderSpecial: !callable.isEmpty)
+        if !engine.acceptsGrammar && !callable.isEmpty {
+            return try await remoteStep(prompt, tools: formats, remaining: remaining, answer: answer, budget: budget)
+        }
+        let grammar = try ToolCallFormat.gbnf(tools: formats, maxCalls: remaining, answer: answer)
+        let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: .grammar(grammar),
+                                   maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
+                                   renderSpecial: !callable.isEmpty)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)
+    }
+
+    /// A step on a model that takes JSON Schema but no grammar (a remote one): the output is
+    /// constrained to `{"tool_calls": [...]}` or `{"answer": ...}`, then read back into the
+    /// same calls or answer a grammar step gives. The answer is sent as one delta once known.
+    func remoteStep(_ prompt: ModelPrompt, tools: [ToolCallFormat.Tool], remaining: Int, answer: ToolCallFormat.Answer,
+                    budget: Int) async throws -> Generation.StreamOut {
+        var alternatives: [JSONValue] = [[
+            "type": "object", "required": ["tool_calls"], "additionalProperties": false,
+            "properties": ["tool_calls": ["type": "array", "minItems": 1, "maxItems": .int(remaining), "items": ToolCallFormat.callSchema(tools)]],
+        ]]
+        switch answer {
+        case .callOnly: break
+        case .text: alternatives.append(["type": "object", "required": ["answer"], "additionalProperties": false, "properties": ["answer": ["type": "string"]]])
+        case .schema(let s): alternatives.append(["type": "object", "required": ["answer"], "additionalProperties": false, "properties": ["answer": s]])
+        }
+        let envelope: JSONValue = alternatives.count == 1 ? alternatives[0] : ["anyOf": .array(alternatives)]
+        let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: .schema(envelope),
+                                   maxTokens: budget, cachePriority: .session, deterministic: options.deterministic)
+        var out = try await Generation.stream(engine, request, structured: false, progress: ctx.progress, part: nil, holdBack: { _ in true })
+        let parsed = try? JSONParser.parse(out.text)
+        if let calls = parsed?["tool_calls"]?.arrayValue {
+            out.text = calls.map { ToolCallFormat.open + $0.serialized() + ToolCallFormat.close }.joined(separator: ToolCallFormat.separator)
+        } else if let a = parsed?["answer"] {
+            out.text = a.stringValue ?? a.serialized()
+            ctx.progress(.init(kind: .report, phase: .generating, delta: out.text))
+        } else {
+            let detail = out.finishReason == .length ? "cut off at maxTokens (\(budget) tokens)" : "not the tool-call envelope: \(out.text.prefix(120))"
+            throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "the model's step is not usable: \(detail)",
+                                data: ["error": "decodingFailure", "detail": .string(detail)])
+        }
+        return out
     }
 
     /// The calls in a step's output; nil when it is the answer.
@@ -123,7 +158,7 @@ struct ToolLoop {
 
     /// The final answer: text, or JSON valid for the turn's schema (a violation is generated
     /// again under the schema alone, with `Generation`'s retries).
-    func answer(_ out: Generation.StreamOut, prompt: [Token], _ s: inout SessionState, records: [ToolCallRecord], steps: [Usage]) async throws -> SessionRespond.Result {
+    func answer(_ out: Generation.StreamOut, prompt: ModelPrompt, _ s: inout SessionState, records: [ToolCallRecord], steps: [Usage]) async throws -> SessionRespond.Result {
         var steps = steps
         var text = out.text, tokens = out.tokens, finish = out.finishReason
         var json: JSONValue?
@@ -138,7 +173,7 @@ struct ToolLoop {
             }
         }
         s.entries.append(SessionEntry(message: ChatMessage(.assistant, text), kind: .response))
-        s.history = prompt + tokens
+        s.history = prompt.tokens + tokens
         return .init(text: schema == nil ? text : nil, content: json, finishReason: finish.rawValue, usage: steps.reduce(.zero, +),
                      provenance: options.provenance(engine), toolCalls: records, steps: steps)
     }

@@ -24,14 +24,14 @@ enum ToolPrompt {
     }
 
     /// The message that gives the model one tool's outcome.
-    static func output(of record: ToolCallRecord, prompt: ChatPrompt) -> ChatMessage {
+    static func output(of record: ToolCallRecord, toolRole: Bool) -> ChatMessage {
         let body: String
         if let e = record.error {
             body = "Error: the tool failed: \(e.message)"
         } else {
             body = text(of: record.output ?? .null)
         }
-        if prompt.hasToolRole { return ChatMessage(.tool, body) }
+        if toolRole { return ChatMessage(.tool, body) }
         // Without a tool role the output arrives as a user message; saying what to do with
         // it keeps a small model from echoing it back as its answer.
         return ChatMessage(.user, "Output of the tool \(record.name) (\(record.callId)):\n\(body)\n\nUse this output to answer my question in plain words.")

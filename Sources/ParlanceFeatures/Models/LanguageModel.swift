@@ -1,0 +1,136 @@
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceSchema
+
+/// A prompt as a model takes it: the conversation (what a chat API is sent) and, for a
+/// local engine, its exact tokens (a session's history reused token for token).
+public struct ModelPrompt: Sendable {
+    public var messages: [ChatMessage]
+    /// The exact tokens (a local engine); empty for a remote model, which renders the
+    /// conversation itself.
+    public var tokens: [Token]
+    /// Prompt tokens: exact for a local engine, estimated for a remote one.
+    public var count: Int
+
+    public init(messages: [ChatMessage], tokens: [Token], count: Int? = nil) {
+        self.messages = messages
+        self.tokens = tokens
+        self.count = count ?? tokens.count
+    }
+
+    /// The first `n` tokens (a shared prefix to evaluate once).
+    public func prefix(_ n: Int) -> ModelPrompt { ModelPrompt(messages: messages, tokens: Array(tokens.prefix(n))) }
+}
+
+/// One generation as features ask for it.
+public struct ModelRequest: Sendable {
+    public enum Constraint: Sendable {
+        case none
+        /// The output is JSON valid for this schema (a local grammar; a remote
+        /// `response_format: json_schema`).
+        case schema(JSONValue)
+        /// A GBNF grammar (local engines only: the tool-call format).
+        case grammar(String)
+    }
+    public var prompt: ModelPrompt
+    public var options: SamplingOptions
+    public var seed: UInt32
+    public var constraint: Constraint
+    /// 0: evaluate the prompt only (a prewarm; a remote model skips it).
+    public var maxTokens: Int
+    public var cachePriority: CachePriority
+    public var deterministic: Bool
+    public var renderSpecial: Bool
+
+    public init(prompt: ModelPrompt, options: SamplingOptions, seed: UInt32, constraint: Constraint = .none, maxTokens: Int,
+                cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false) {
+        self.prompt = prompt
+        self.options = options
+        self.seed = seed
+        self.constraint = constraint
+        self.maxTokens = maxTokens
+        self.cachePriority = cachePriority
+        self.deterministic = deterministic
+        self.renderSpecial = renderSpecial
+    }
+}
+
+/// What every feature generates with: a model loaded here (`Engine`) or one served by an
+/// OpenAI-compatible server (`RemoteModel`). Token-level reuse (a session's KV history, a
+/// shared compose prefix) is the local engine's; a remote model gets the conversation.
+public protocol LanguageModel: AnyObject, Sendable {
+    /// The registry name.
+    var name: String { get }
+    var contextSize: Int { get }
+    /// Calls worth running at once (compose variations, analysis parts).
+    var parallel: Int { get }
+    /// What cache keys name the weights by: the GGUF file's SHA-256, or the endpoint and
+    /// served model.
+    var identity: String { get }
+    /// The chat format has a role for tool outputs (`ToolPrompt`).
+    var hasToolRole: Bool { get }
+    /// Whether `constraint: .grammar` is honoured (the tool-call grammar).
+    var acceptsGrammar: Bool { get }
+    func countTokens(_ text: String) -> Int
+    /// The whole prompt for a conversation.
+    func render(_ messages: [ChatMessage], addAssistant: Bool) -> ModelPrompt
+    /// `history` (the exact tokens through message `after`'s content) plus what follows it;
+    /// with `endingAtContentOf`, only through that message's content (a prefix to prewarm).
+    func render(_ messages: [ChatMessage], history: [Token], after index: Int, endingAtContentOf end: Int?) -> ModelPrompt
+    /// The prompt up to and including the content of message `end` (a prefix to prewarm).
+    func render(_ messages: [ChatMessage], endingAtContentOf end: Int) -> ModelPrompt
+    func generate(_ request: ModelRequest) -> AsyncThrowingStream<GenerationEvent, any Error>
+    /// Names the model in a result's provenance.
+    func describe(_ p: inout Provenance)
+}
+
+extension LanguageModel {
+    public func render(_ messages: [ChatMessage]) -> ModelPrompt { render(messages, addAssistant: true) }
+    /// `history` plus the new turn after message `after`; the whole conversation when there
+    /// is no history.
+    public func render(_ messages: [ChatMessage], history: [Token]?, after index: Int) -> ModelPrompt {
+        guard let history, !history.isEmpty else { return render(messages) }
+        return render(messages, history: history, after: index, endingAtContentOf: nil)
+    }
+}
+
+extension Engine: LanguageModel {
+    public var name: String { config.name }
+    public var contextSize: Int { info.contextSize }
+    public var parallel: Int { config.parallel }
+    public var identity: String { modelSha256 }
+    public var hasToolRole: Bool { prompt.hasToolRole }
+    public var acceptsGrammar: Bool { true }
+
+    public func render(_ messages: [ChatMessage], addAssistant: Bool) -> ModelPrompt {
+        ModelPrompt(messages: messages, tokens: prompt.tokens(for: messages, addAssistant: addAssistant))
+    }
+
+    public func render(_ messages: [ChatMessage], history: [Token], after index: Int, endingAtContentOf end: Int?) -> ModelPrompt {
+        ModelPrompt(messages: messages, tokens: history + prompt.continuation(of: messages, after: index, endingAtContentOf: end))
+    }
+
+    public func render(_ messages: [ChatMessage], endingAtContentOf end: Int) -> ModelPrompt {
+        ModelPrompt(messages: messages, tokens: prompt.tokens(for: messages, endingAtContentOf: end))
+    }
+
+    public func generate(_ r: ModelRequest) -> AsyncThrowingStream<GenerationEvent, any Error> {
+        let grammar: String?
+        switch r.constraint {
+        case .none: grammar = nil
+        case .grammar(let g): grammar = g
+        case .schema(let s):
+            do { grammar = try GrammarBuilder.gbnf(for: s) } catch {
+                return AsyncThrowingStream { $0.finish(throwing: error) }
+            }
+        }
+        return generate(GenerationRequest(prompt: r.prompt.tokens, options: r.options, seed: r.seed, grammar: grammar, maxTokens: r.maxTokens,
+                                          cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial))
+    }
+
+    public func describe(_ p: inout Provenance) {
+        p.modelSha256 = modelSha256
+        p.templateSha256 = info.templateSha256
+    }
+}

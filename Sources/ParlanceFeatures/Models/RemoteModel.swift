@@ -1,0 +1,284 @@
+import Foundation
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceRemote
+import Synchronization
+
+/// A remote model's failure: which model, which endpoint, what went wrong, after how many
+/// attempts. Mapped to `-32011 remoteFailed` (`ErrorMapping`).
+public struct RemoteCallError: Error, Sendable {
+    public var model: String
+    public var host: String
+    public var fault: RemoteFault
+    public var attempts: Int
+}
+
+/// A model served by an OpenAI-compatible server (llama-server, vLLM, Ollama, a hosted
+/// API): every feature's generations become `/chat/completions` calls, streamed. At most
+/// `maxConcurrentRequests` calls are in flight (more wait, in arrival order); a call that
+/// fails before its first token (no connection, timeout, 5xx, 429) is sent again with
+/// backoff while the request's retry budget lasts.
+public final class RemoteModel: LanguageModel {
+    public let name: String
+    public let client: OpenAIClient
+    public var endpoint: OpenAIEndpoint { client.endpoint }
+    let limiter: FIFOLimiter
+    /// What the server told us (once it answered): its context, whether it counts tokens,
+    /// characters per token measured by its tokenizer.
+    private let learned = Mutex<Learned>(Learned())
+    struct Learned {
+        var contextSize: Int?
+        var servedModel: String?
+        var counts: Bool?
+        var charsPerToken: Double?
+        var checked = false
+    }
+
+    /// Retries of a call that failed before its first token (after the first attempt).
+    static let maxRetries = 2
+    static let defaultContext = 4096
+
+    public init(name: String, endpoint: OpenAIEndpoint, http: HTTPClient = .shared) {
+        self.name = name
+        client = OpenAIClient(endpoint, http: http)
+        limiter = FIFOLimiter(endpoint.maxConcurrentRequests)
+    }
+
+    public var contextSize: Int { endpoint.contextSize ?? learned.withLock { $0.contextSize } ?? Self.defaultContext }
+    public var parallel: Int { endpoint.maxConcurrentRequests }
+    public var servedModel: String? { endpoint.servedModel ?? learned.withLock { $0.servedModel } }
+    public var identity: String { "openai:\(endpoint.host)/\(servedModel ?? "")" }
+    public var hasToolRole: Bool { false }
+    public var acceptsGrammar: Bool { false }
+    /// True once the server's `/tokenize` answered (token counts are calibrated by it).
+    public var serverCountsTokens: Bool { learned.withLock { $0.counts } ?? false }
+    public var activeCalls: Int { limiter.inUse }
+
+    /// Asks the server what it serves (once, until it answers): the served model (the
+    /// first one listed when none is configured), its context length, and its tokenizer's
+    /// characters per token. Throws when the endpoint cannot be reached.
+    public func prepare() async throws {
+        if learned.withLock({ $0.checked }) { return }
+        let listed: [(id: String, contextLength: Int?)]
+        do { listed = try await client.models() } catch let f as RemoteFault { throw RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: 1) }
+        let served = endpoint.servedModel ?? listed.first?.id
+        if let want = endpoint.servedModel, !listed.isEmpty, !listed.contains(where: { $0.id == want }) {
+            throw RemoteCallError(model: name, host: endpoint.host, fault: RemoteFault(
+                .remoteError, "\(endpoint.host) does not serve '\(want)'; it serves: \(listed.map(\.id).joined(separator: ", "))",
+                status: 404, retryable: false), attempts: 1)
+        }
+        let slot = await client.contextPerSlot()
+        let context = slot ?? listed.first(where: { $0.id == served })?.contextLength
+        // Calibrate the estimate with the server's own tokenizer when it has one.
+        let sample = Self.calibrationText
+        let count = try? await client.tokenize(sample)
+        learned.withLock {
+            $0.servedModel = served
+            $0.contextSize = context
+            $0.counts = count.map { $0 != nil } ?? false
+            if let c = count ?? nil, c > 0 { $0.charsPerToken = Double(sample.utf8.count) / Double(c) }
+            $0.checked = true
+        }
+    }
+
+    /// Checks the endpoint now (`model/status`): what it serves, or why it cannot be used.
+    public func check() async -> Result<[String], RemoteCallError> {
+        do {
+            let listed = try await client.models()
+            learned.withLock { $0.checked = false }
+            try await prepare()
+            return .success(listed.map(\.id))
+        } catch let e as RemoteCallError {
+            return .failure(e)
+        } catch let f as RemoteFault {
+            return .failure(RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: 1))
+        } catch {
+            return .failure(RemoteCallError(model: name, host: endpoint.host, fault: RemoteFault(.remoteUnavailable, "\(error)", retryable: false), attempts: 1))
+        }
+    }
+
+    static let calibrationText = """
+        Parlance summarizes transcripts, rewrites a selection in another tone, and answers questions with citations. \
+        The meeting on Tuesday covered the budget for 2027, three open hiring positions, and the launch plan.
+        """
+
+    /// Tokens in `text`: characters over the server tokenizer's measured characters per
+    /// token (3.0 before it is measured, or when the server has no `/tokenize`), rounded up —
+    /// an estimate, used for budgets; results take the server's own `usage`.
+    public func countTokens(_ text: String) -> Int {
+        let ratio = learned.withLock { $0.charsPerToken } ?? 3.0
+        return Int((Double(text.utf8.count) / max(1, ratio)).rounded(.up))
+    }
+
+    func estimate(_ messages: [ChatMessage]) -> Int {
+        messages.reduce(2) { $0 + countTokens($1.content) + 5 }
+    }
+
+    public func render(_ messages: [ChatMessage], addAssistant: Bool) -> ModelPrompt {
+        ModelPrompt(messages: messages, tokens: [], count: estimate(messages))
+    }
+
+    public func render(_ messages: [ChatMessage], history: [Token], after index: Int, endingAtContentOf end: Int?) -> ModelPrompt {
+        render(end.map { Array(messages[...$0]) } ?? messages, addAssistant: true)
+    }
+
+    public func render(_ messages: [ChatMessage], endingAtContentOf end: Int) -> ModelPrompt {
+        render(Array(messages[...end]), addAssistant: false)
+    }
+
+    public func describe(_ p: inout Provenance) {
+        p.modelSha256 = nil
+        p.templateSha256 = nil
+        p.endpoint = endpoint.host
+        p.servedModel = servedModel
+    }
+
+    /// The `/chat/completions` body.
+    func body(_ r: ModelRequest) -> JSONValue {
+        var b: JSONObject = [
+            "messages": .array(r.prompt.messages.map { ["role": .string($0.role == .tool ? "user" : $0.role.rawValue), "content": .string($0.content)] }),
+            "stream": true,
+            "stream_options": ["include_usage": true],
+            "max_tokens": .int(r.maxTokens),
+            "temperature": .double(r.options.temperature),
+            "top_p": .double(r.options.topP),
+            "seed": .int(Int(r.seed)),
+        ]
+        if let m = servedModel { b["model"] = .string(m) }
+        if case .schema(let s) = r.constraint {
+            b["response_format"] = ["type": "json_schema", "json_schema": ["name": "output", "strict": true, "schema": s]]
+        }
+        return .object(b)
+    }
+
+    public func generate(_ r: ModelRequest) -> AsyncThrowingStream<GenerationEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    continuation.yield(.done(try await self.run(r, continuation)))
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private func run(_ r: ModelRequest, _ out: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws -> GenerationResult {
+        let start = ContinuousClock.now
+        // A prewarm: nothing to evaluate here (the server caches prompts itself).
+        if r.maxTokens == 0 {
+            return GenerationResult(text: "", tokens: [], finishReason: .prompt, stats: GenerationStats(
+                promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, queuedMs: 0, firstTokenMs: 0, totalMs: 0))
+        }
+        if case .grammar = r.constraint {
+            throw EngineError.grammarRejected("a remote model takes JSON Schema constraints, not GBNF grammars")
+        }
+        try await prepare()
+        let body = body(r)
+        // Retries end by this deadline: twice the endpoint's timeout after the request began.
+        let deadline = start + endpoint.timeout * 2
+        var attempt = 0
+        while true {
+            attempt += 1
+            try await limiter.acquire { position in out.yield(.queued(position: position)) }
+            let queued = ContinuousClock.now
+            var text = ""
+            var firstToken: ContinuousClock.Instant?
+            var finish = "stop"
+            var usage: (prompt: Int, completion: Int, cached: Int?)?
+            do {
+                defer { limiter.release() }
+                for try await e in client.streamChat(body) {
+                    switch e {
+                    case .delta(let d):
+                        if firstToken == nil { firstToken = .now }
+                        text += d
+                        out.yield(.text(d))
+                    case .finish(let f): finish = f
+                    case .usage(let p, let c, let cached): usage = (p, c, cached)
+                    }
+                }
+                try Task.checkCancellation()
+            } catch let f as RemoteFault {
+                let now = ContinuousClock.now
+                // Only a call that wrote nothing yet is sent again (what streamed cannot be unsent).
+                var wait = Duration.milliseconds(250 * (1 << (attempt - 1)))
+                if let ms = f.retryAfterMs { wait = .milliseconds(ms) }
+                guard f.retryable, text.isEmpty, attempt <= Self.maxRetries, now + wait < deadline, !Task.isCancelled else {
+                    throw RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: attempt)
+                }
+                try await Task.sleep(for: wait)
+                continue
+            } catch is CancellationError {
+                throw EngineError.cancelled(partial: text, generatedTokens: countTokens(text))
+            }
+            if Task.isCancelled { throw EngineError.cancelled(partial: text, generatedTokens: countTokens(text)) }
+            let end = ContinuousClock.now
+            func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+            var stats = GenerationStats(
+                promptTokens: usage?.prompt ?? r.prompt.count, cachedPromptTokens: usage?.cached ?? 0,
+                generatedTokens: usage?.completion ?? countTokens(text), queuedMs: ms(queued - start),
+                firstTokenMs: firstToken.map { ms($0 - start) } ?? 0, totalMs: ms(end - start))
+            stats.estimated = usage == nil
+            return GenerationResult(text: text, tokens: [], finishReason: finish == "length" ? .length : .stop, stats: stats)
+        }
+    }
+}
+
+/// At most `limit` holders at once; waiters are served in arrival order, and a waiter
+/// whose task is cancelled leaves the line.
+final class FIFOLimiter: Sendable {
+    private struct State {
+        var free: Int
+        var waiting: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+        var nextId: UInt64 = 0
+    }
+    private let state: Mutex<State>
+    private let limit: Int
+
+    init(_ limit: Int) {
+        self.limit = max(1, limit)
+        state = Mutex(State(free: max(1, limit)))
+    }
+
+    var inUse: Int { state.withLock { limit - $0.free } }
+
+    /// Waits for a place; `queued(position)` is told the 1-based place in line when it must wait.
+    func acquire(queued: (Int) -> Void) async throws {
+        let id: UInt64? = state.withLock { s in
+            if s.free > 0 && s.waiting.isEmpty { s.free -= 1; return nil }
+            s.nextId += 1
+            return s.nextId
+        }
+        guard let id else { return }
+        queued(state.withLock { $0.waiting.count + 1 })
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let cancelled = state.withLock { s -> Bool in
+                    if Task.isCancelled { return true }
+                    s.waiting.append((id, c))
+                    return false
+                }
+                if cancelled { c.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let c = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+                guard let i = s.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.waiting.remove(at: i).continuation
+            }
+            c?.resume(throwing: CancellationError())
+        }
+    }
+
+    func release() {
+        let next = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            if !s.waiting.isEmpty { return s.waiting.removeFirst().continuation }
+            s.free += 1
+            return nil
+        }
+        next?.resume()
+    }
+}

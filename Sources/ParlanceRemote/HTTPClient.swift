@@ -1,0 +1,168 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// HTTP/1.1 and HTTPS through the toolchain's Foundation (`URLSession`; on Linux its
+/// libcurl backend), streaming: the response head, then the body as it arrives. One
+/// session serves every call (connections are reused); cancelling the consumer's task
+/// cancels the transfer, which closes the connection — how an OpenAI-compatible server
+/// learns to stop generating.
+///
+/// Timeouts are our own watchdog, not URLSession's: no byte within `timeout` of sending
+/// (or of the previous byte) ends the call with `remoteTimeout`.
+public final class HTTPClient: Sendable {
+    public enum Chunk: Sendable {
+        case head(status: Int, headers: [String: String])
+        case body(Data)
+    }
+
+    private let session: URLSession
+    private let delegate: Delegate
+
+    public static let shared = HTTPClient()
+
+    public init() {
+        let config = URLSessionConfiguration.ephemeral
+        config.httpMaximumConnectionsPerHost = 64
+        config.requestCachePolicy = .reloadIgnoringLocalCacheData
+        config.urlCache = nil
+        config.httpCookieStorage = nil
+        config.timeoutIntervalForResource = 7 * 24 * 3600
+        delegate = Delegate()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "parlance.http"
+        session = URLSession(configuration: config, delegate: delegate, delegateQueue: queue)
+    }
+
+    /// Sends the request; the stream yields the head then body chunks, and ends when the
+    /// body does, or throws a `RemoteFault`.
+    public func send(_ request: URLRequest, timeout: Duration, host: String) -> AsyncThrowingStream<Chunk, any Error> {
+        var request = request
+        // URLSession's own idle timeout only as a backstop behind the watchdog.
+        request.timeoutInterval = max(30, timeout.asSeconds * 4)
+        let (stream, continuation) = AsyncThrowingStream<Chunk, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let task = session.dataTask(with: request)
+        let call = Call(continuation: continuation, host: host, timeout: timeout)
+        delegate.calls.withLock { $0[task.taskIdentifier] = call }
+        continuation.onTermination = { [delegate] reason in
+            if case .cancelled = reason { task.cancel() }
+            call.watchdog.withLock { $0?.cancel(); $0 = nil }
+            _ = delegate
+        }
+        call.arm(task: task)
+        task.resume()
+        return stream
+    }
+
+    final class Call: Sendable {
+        let continuation: AsyncThrowingStream<Chunk, any Error>.Continuation
+        let host: String
+        let timeout: Duration
+        /// Bytes (or the head) seen since the watchdog last looked; whether any byte came.
+        let activity = Mutex<(seen: Bool, any: Bool, timedOut: Bool)>((false, false, false))
+        let watchdog = Mutex<Task<Void, Never>?>(nil)
+
+        init(continuation: AsyncThrowingStream<Chunk, any Error>.Continuation, host: String, timeout: Duration) {
+            self.continuation = continuation
+            self.host = host
+            self.timeout = timeout
+        }
+
+        func arm(task: URLSessionTask) {
+            let t = Task { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: timeout)
+                    if Task.isCancelled { return }
+                    let stalled = activity.withLock { a -> Bool in
+                        defer { a.seen = false }
+                        if a.seen { return false }
+                        a.timedOut = true
+                        return true
+                    }
+                    if stalled {
+                        let first = activity.withLock { !$0.any }
+                        let what = first ? "no answer from \(host) within \(timeout.asSeconds.formatted1) s" : "the stream from \(host) stalled for \(timeout.asSeconds.formatted1) s"
+                        continuation.finish(throwing: RemoteFault(.remoteTimeout, what, retryable: first))
+                        task.cancel()
+                        return
+                    }
+                }
+            }
+            watchdog.withLock { $0 = t }
+        }
+
+        func touched() { activity.withLock { $0.seen = true; $0.any = true } }
+        var timedOut: Bool { activity.withLock { $0.timedOut } }
+        var gotAny: Bool { activity.withLock { $0.any } }
+    }
+
+    final class Delegate: NSObject, URLSessionDataDelegate, Sendable {
+        let calls = Mutex<[Int: Call]>([:])
+
+        func call(_ task: URLSessionTask) -> Call? { calls.withLock { $0[task.taskIdentifier] } }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+            if let c = call(dataTask) {
+                c.touched()
+                let http = response as? HTTPURLResponse
+                var headers: [String: String] = [:]
+                for (k, v) in http?.allHeaderFields ?? [:] { headers[String(describing: k).lowercased()] = String(describing: v) }
+                c.continuation.yield(.head(status: http?.statusCode ?? 0, headers: headers))
+            }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            guard let c = call(dataTask) else { return }
+            c.touched()
+            c.continuation.yield(.body(data))
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            guard let c = calls.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+            c.watchdog.withLock { $0?.cancel(); $0 = nil }
+            if c.timedOut { return }  // the watchdog already ended the stream
+            if let error {
+                c.continuation.finish(throwing: Self.fault(error, host: c.host, gotAny: c.gotAny))
+            } else {
+                c.continuation.finish()
+            }
+        }
+
+        static func fault(_ error: any Error, host: String, gotAny: Bool) -> any Error {
+            guard let u = error as? URLError else {
+                return RemoteFault(.remoteUnavailable, "cannot reach \(host): \(error.localizedDescription)", retryable: !gotAny)
+            }
+            switch u.code {
+            case .cancelled:
+                return CancellationError()
+            case .cannotFindHost, .dnsLookupFailed:
+                return RemoteFault(.remoteUnavailable, "cannot resolve \(host) (DNS lookup failed)", retryable: true)
+            case .cannotConnectToHost, .notConnectedToInternet, .networkConnectionLost where !gotAny:
+                return RemoteFault(.remoteUnavailable, "cannot connect to \(host) (connection refused or unreachable)", retryable: true)
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+                 .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired:
+                return RemoteFault(.remoteUnavailable, "TLS handshake with \(host) failed: \(u.localizedDescription)", retryable: false)
+            case .timedOut:
+                return RemoteFault(.remoteTimeout, "\(host) timed out", retryable: !gotAny)
+            case .networkConnectionLost:
+                return RemoteFault(.remoteProtocol, "\(host) closed the connection before the answer ended", retryable: false)
+            default:
+                return RemoteFault(gotAny ? .remoteProtocol : .remoteUnavailable, "\(host): \(u.localizedDescription) (URLError \(u.code.rawValue))",
+                                   retryable: !gotAny)
+            }
+        }
+    }
+}
+
+extension Duration {
+    var asSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+extension Double {
+    var formatted1: String { String(format: "%.1f", self) }
+}
