@@ -49,9 +49,9 @@ SRC=$(echo "$WORK"/llama_cpp_python-*/vendor/llama.cpp)
 [ -f "$SRC/tools/server/server.cpp" ] || { echo "setup: llama.cpp server source not found in the sdist" >&2; exit 1; }
 # shellcheck disable=SC2086
 "$CMAKE" -S "$SRC" -B "$WORK/build" $LLAMA_CMAKE_ARGS $SERVER_ARGS >&2
-"$CMAKE" --build "$WORK/build" --target llama-server rpc-server -j "$(nproc 2>/dev/null || sysctl -n hw.ncpu)" >&2
+"$CMAKE" --build "$WORK/build" --target llama-server ggml-rpc-server -j "$(nproc 2>/dev/null || sysctl -n hw.ncpu)" >&2
 mkdir -p "$WORK/bin"
-cp "$WORK/build/bin/llama-server" "$WORK/build/bin/rpc-server" "$WORK/bin/"
+cp "$WORK/build/bin/llama-server" "$WORK/build/bin/ggml-rpc-server" "$WORK/bin/"
 rm -rf "$WORK/build" "$WORK"/llama_cpp_python-* "$WORK"/*.tar.gz
 rm -rf "$PREFIX"; mv "$WORK" "$PREFIX"
 touch "$PREFIX/.complete"

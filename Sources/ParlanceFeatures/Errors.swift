@@ -10,6 +10,7 @@ public enum ErrorMapping {
         switch error {
         case let e as ResponseError: return e
         case let e as EngineError: return engine(e)
+        case let e as RemoteCallError: return remote(e)
         case let e as SchemaGrammarError:
             if case .unsupportedKeyword(let keyword, let path) = e {
                 return .invalidParams("schema keyword '\(keyword)' at \(path) is not supported", data: ["keyword": .string(keyword), "path": .string(path)])
@@ -43,6 +44,16 @@ public enum ErrorMapping {
         case .shutDown:
             return ResponseError(.requestCancelled, "the server is shutting down", data: ["partial": "", "generatedTokens": 0])
         }
+    }
+
+    static func remote(_ e: RemoteCallError) -> ResponseError {
+        var data: JSONObject = ["error": .string(e.fault.kind.rawValue), "message": .string(e.fault.message), "model": .string(e.model),
+                                "endpoint": .string(e.host), "attempts": .int(e.attempts)]
+        if let s = e.fault.status { data["status"] = .int(s) }
+        if let m = e.fault.serverMessage { data["serverMessage"] = .string(m) }
+        if let r = e.fault.retryAfterMs { data["retryAfterMs"] = .int(r) }
+        let tries = e.attempts > 1 ? " (after \(e.attempts) attempts)" : ""
+        return ResponseError(ErrorCode(rawValue: ProtocolError.remoteFailed.code), "model '\(e.model)': \(e.fault.message)\(tries)", data: .object(data))
     }
 
     public static func notFound(_ kind: String, _ id: String) -> ResponseError {

@@ -73,7 +73,7 @@ public enum Difficulty: String, Codable, Sendable, SchemaEnum { case beginner, i
 public enum AnalyzeTags: RPCMethod {
     public static let name = "analysis/tags"
     public static let summary = "Tags, categories and difficulty of a transcript (the seed's EpisodeTags)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
     public struct Result: Codable, Sendable, GeneratedResult {
         public var tags: [String]
@@ -106,7 +106,7 @@ public struct NamedEntity: Codable, Sendable, Hashable, Schematic {
 public enum AnalyzeEntities: RPCMethod {
     public static let name = "analysis/entities"
     public static let summary = "People, organizations, products, locations and resources named in a transcript, each with the segments where it occurs."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
     public struct Result: Codable, Sendable, Schematic {
         public var people: [NamedEntity]
@@ -165,7 +165,7 @@ public let sourceOffsetHints: [String: SchemaHint] = [
 public enum AnalyzeHighlights: RPCMethod {
     public static let name = "analysis/highlights"
     public static let summary = "Key moments (with times from real segments), verbatim quotes and action items (the seed's EpisodeHighlights)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
     public struct Result: Codable, Sendable, Schematic {
         public var keyMoments: [KeyMoment]
@@ -198,7 +198,7 @@ public enum ComplexityLevel: String, Codable, Sendable, SchemaEnum { case low, m
 public enum AnalyzeContent: RPCMethod {
     public static let name = "analysis/content"
     public static let summary = "Style, tone and complexity of a transcript (the seed's EpisodeContentAnalysis)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
     public struct Result: Codable, Sendable, GeneratedResult {
         public var style: ContentStyle
@@ -251,7 +251,7 @@ public struct ComparedDocument: Codable, Sendable, Hashable, Schematic {
 public enum AnalyzeCompare: RPCMethod {
     public static let name = "analysis/compare"
     public static let summary = "Compare several transcripts: common themes, evolution, unique insights per document, recommended order, narrative (the seed's MultiEpisodeAnalysis)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public struct Params: Codable, Sendable, Schematic {
         public var documents: [CompareDocument]
         public var language: String?
@@ -360,7 +360,7 @@ public enum QuestionSource: String, Codable, Sendable, SchemaEnum { case model, 
 public enum AnalyzeWorthIt: RPCMethod {
     public static let name = "analysis/worthIt"
     public static let summary = "Is it worth watching? Content depth, long summary, takeaways, gems of wisdom, comment insights and a 0-100 score (the WorthIt seed)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public struct Params: Codable, Sendable, Schematic {
         public var text: String?
         public var uri: String?

@@ -6,7 +6,7 @@ import ParlanceSchema
 public enum AskStream: RPCMethod {
     public static let name = "ask/stream"
     public static let summary = "Ask a question about a document: relevant segments are retrieved (BM25), the answer streams as $/progress deltas, and every citation is a real segment. Pass sessionId to ask a follow-up."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
 
     public struct Params: Codable, Sendable, Schematic {
         public var uri: String?

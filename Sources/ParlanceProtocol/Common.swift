@@ -196,6 +196,8 @@ public enum Availability: String, Codable, Sendable, SchemaEnum {
 
 public enum UnavailableReason: String, Codable, Sendable, SchemaEnum {
     case modelNotFound, invalidModelFile, loading, contextTooSmall, memoryBudget
+    /// A remote model whose server cannot be used now (`message` says why).
+    case remoteUnavailable
 }
 
 /// Params of a method that generates: `model` picks the registry entry.

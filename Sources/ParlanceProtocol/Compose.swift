@@ -116,7 +116,7 @@ public struct ComposeVariation: Codable, Sendable, Hashable, Schematic {
 public enum ComposeVariations: RPCMethod {
     public static let name = "compose/variations"
     public static let summary = "Rewrite a selection in several tones for an audience, concurrently in one batch, streamed per variation, each with a word diff and checked key points."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed]
 
     public struct Params: Codable, Sendable, Schematic {
         public var text: String
@@ -222,7 +222,7 @@ public enum ComposeVariations: RPCMethod {
 public enum ComposeRefine: RPCMethod {
     public static let name = "compose/refine"
     public static let summary = "Continue from a variation with an instruction (\"shorter\", \"warmer\", free text); the conversation so far stays cached."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
 
     public struct Params: Codable, Sendable, Schematic {
         public var variationId: String

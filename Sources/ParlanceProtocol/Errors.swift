@@ -19,7 +19,7 @@ public struct ProtocolError: Sendable, Hashable {
     public static let modelUnavailable = ProtocolError(
         code: -32001, name: "modelUnavailable", meaning: "The model cannot be used; data.reason says why.",
         data: ["type": "object", "properties": [
-            "error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall", "memoryBudget"]],
+            "error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall", "memoryBudget", "remoteUnavailable"]],
             "message": ["type": "string"], "path": ["type": "string"], "model": ["type": "string"],
             "neededBytes": ["type": "integer"], "loadedBytes": ["type": "integer"], "maxModelBytes": ["type": "integer"], "availableBytes": ["type": "integer"],
             "loadedModels": ["type": "array", "items": ["type": "string"]], "maxLoadedModels": ["type": "integer"],
@@ -39,12 +39,26 @@ public struct ProtocolError: Sendable, Hashable {
             "tool": ["type": "string"], "callId": ["type": "string"], "arguments": [:], "reason": ["type": "string", "enum": ["timedOut", "disconnected"]],
             "timeoutMs": ["type": "integer"], "toolCalls": ["type": "array"]], "required": ["error"]])
 
+    /// A remote model's server failed the call: `data.error` is `remoteUnavailable` (no
+    /// connection: refused, DNS, TLS), `remoteTimeout` (no first byte in time, or the stream
+    /// stalled), `remoteError` (HTTP 4xx/5xx: `status`, `serverMessage`), `rateLimited`
+    /// (HTTP 429: `retryAfterMs` when the server said) or `remoteProtocol` (a malformed event,
+    /// a stream cut short). `model` and `endpoint` (host:port) say where; `attempts` how many
+    /// calls were made (failures before the first token are retried with backoff).
+    public static let remoteFailed = ProtocolError(
+        code: -32011, name: "remoteFailed", meaning: "A remote model's server could not produce the result; data.error names the fault.",
+        data: ["type": "object", "properties": [
+            "error": ["type": "string", "enum": ["remoteUnavailable", "remoteTimeout", "remoteError", "rateLimited", "remoteProtocol"]],
+            "message": ["type": "string"], "model": ["type": "string"], "endpoint": ["type": "string"], "status": ["type": "integer"],
+            "serverMessage": ["type": "string"], "retryAfterMs": ["type": "integer"], "attempts": ["type": "integer"]],
+            "required": ["error", "message", "model", "endpoint", "attempts"]])
+
     /// A referenced resource (document uri, session id, history entry) does not exist.
     public static let notFound = ProtocolError(
         code: -32004, name: "notFound", meaning: "The uri, session or entry named in params does not exist.",
         data: ["type": "object", "properties": ["error": ["const": "notFound"], "kind": ["type": "string"], "id": ["type": "string"]], "required": ["error", "kind", "id"]])
 
-    public static let all: [ProtocolError] = [modelUnavailable, generationFailed, notFound]
+    public static let all: [ProtocolError] = [modelUnavailable, generationFailed, remoteFailed, notFound]
 
     /// The generic codes every method may answer, for the spec.
     public static let standard: [(code: Int, name: String, meaning: String)] = [

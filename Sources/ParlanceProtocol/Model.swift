@@ -21,6 +21,8 @@ public enum ModelStatus: RPCMethod {
         public var message: String?
         public var model: ModelDescription?
         public var engine: EngineState?
+        /// A remote model: its server as checked now (`/v1/models`).
+        public var remote: RemoteModelInfo? = nil
         /// The daemon's caches against their configured limits (`--document-cache-bytes`,
         /// `--analysis-cache-bytes`); present whether or not the model loaded.
         public var caches: CacheState?
@@ -170,6 +172,8 @@ public enum ModelList: RPCMethod {
         public var loads: Int
         /// The route keys that pick it (the config file's `routes`).
         public var routes: [String]
+        /// A remote model: where it is served (not checked by model/list; model/status checks).
+        public var remote: RemoteModelInfo? = nil
         public init(name: String, path: String, state: ModelState, reason: UnavailableReason?, message: String?, isDefault: Bool,
                     fileBytes: Int?, memory: ModelMemory?, estimatedBytes: Int, contextSize: Int, gpuLayersRequested: String,
                     keepAliveSeconds: Double, activeRequests: Int, idleMs: Int?, loads: Int, routes: [String]) {
@@ -204,4 +208,40 @@ public enum ModelLoad: RPCMethod {
         public static let schemaHints: [String: SchemaHint] = ["model": .model]
     }
     public typealias Result = ModelStatus.Result
+}
+
+/// A model served by an OpenAI-compatible server (`--model NAME=openai:URL#model`).
+public struct RemoteModelInfo: Codable, Sendable, Hashable, Schematic {
+    /// The API's base URL (never with credentials; the key is never reported).
+    public var url: String
+    /// `host:port`, as provenance and errors name it.
+    public var endpoint: String
+    /// The model name requests are sent with (nil until the server named its first).
+    public var servedModel: String?
+    /// What the server lists at `/v1/models` (model/status, once it answered).
+    public var servedModels: [String]? = nil
+    /// The context prompts are planned for: configured, else the server's, else 4096.
+    public var contextSize: Int
+    /// `server`: budgets use the server tokenizer's measured characters per token
+    /// (`/tokenize`); `estimated`: three characters per token. Results' `usage` is the
+    /// server's own either way (`usage.estimated` when it sent none).
+    public var tokenCounts: String
+    public var maxConcurrentRequests: Int
+    /// Calls in flight to it now.
+    public var activeCalls: Int
+    public var timeoutMs: Int
+    /// Whether an API key is configured (the key itself is never reported).
+    public var apiKey: Bool
+    public init(url: String, endpoint: String, servedModel: String?, contextSize: Int, tokenCounts: String, maxConcurrentRequests: Int,
+                activeCalls: Int, timeoutMs: Int, apiKey: Bool) {
+        self.url = url
+        self.endpoint = endpoint
+        self.servedModel = servedModel
+        self.contextSize = contextSize
+        self.tokenCounts = tokenCounts
+        self.maxConcurrentRequests = maxConcurrentRequests
+        self.activeCalls = activeCalls
+        self.timeoutMs = timeoutMs
+        self.apiKey = apiKey
+    }
 }

@@ -4,7 +4,7 @@ import ParlanceSchema
 public enum Summarize: RPCMethod {
     public static let name = "analysis/summarize"
     public static let summary = "Summarize a text or an open document of any length (hierarchically when it does not fit)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .notFound]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
 
     public struct Params: Codable, Sendable, Schematic {
         /// Either `text` or `uri` (an open document).

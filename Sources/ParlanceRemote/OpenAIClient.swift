@@ -71,6 +71,8 @@ public struct OpenAIClient: Sendable {
     public let endpoint: OpenAIEndpoint
     let apiKey: String?
     let http: HTTPClient
+    /// Whether a key is sent (the key itself never leaves this struct but in the header).
+    public var hasKey: Bool { apiKey != nil }
 
     public init(_ endpoint: OpenAIEndpoint, environment: [String: String] = ProcessInfo.processInfo.environment, http: HTTPClient = .shared) {
         self.endpoint = endpoint

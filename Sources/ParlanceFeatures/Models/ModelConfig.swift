@@ -1,6 +1,7 @@
 import Foundation
 import ParlanceEngine
 import ParlanceJSON
+import ParlanceRemote
 import ParlanceSchema
 
 /// The config file (`$XDG_CONFIG_HOME/parlance/config.json`, `--config PATH`): named
@@ -20,7 +21,18 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     public var maxModelBytes: Int?
 
     public struct ModelEntry: Codable, Sendable, Schematic {
-        public var path: String
+        /// A GGUF file; or `openai:URL#served-model`, like `url`.
+        public var path: String?
+        /// A remote model: the base URL of an OpenAI-compatible API (`http://gpu-box:8000/v1`).
+        public var url: String?
+        /// A remote model's name on its server (else the `#` suffix of `url`, else the first it lists).
+        public var servedModel: String?
+        /// The environment variable holding the remote server's API key.
+        public var apiKeyEnv: String?
+        /// A remote call's timeout: to its first byte, and between bytes of its stream.
+        public var timeoutSeconds: Double?
+        /// Remote calls in flight at once; more wait in arrival order.
+        public var maxConcurrentRequests: Int?
         public var contextSize: Int?
         public var threads: Int?
         public var parallel: Int?
@@ -33,6 +45,9 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         public var keepAlive: Double?
         public static let schemaHints: [String: SchemaHint] = [
             "path": SchemaHint(description: "A GGUF file; relative paths are relative to the config file.", minLength: 1),
+            "url": SchemaHint(description: "A remote model: an OpenAI-compatible API's base URL (http:// only on loopback).", minLength: 1),
+            "timeoutSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
+            "maxConcurrentRequests": SchemaHint(minimum: 1, maximum: 256),
             "contextSize": SchemaHint(minimum: 128, maximum: 131072),
             "threads": SchemaHint(minimum: 1, maximum: 256),
             "parallel": SchemaHint(minimum: 1, maximum: 64),
@@ -66,11 +81,16 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         var file: ConfigFile
         do { file = try value.decode(ConfigFile.self) } catch { throw Problem(description: "config file \(path): \(error)") }
         let dir = (path as NSString).deletingLastPathComponent
-        for (name, m) in file.models ?? [:] where !m.path.hasPrefix("/") && !m.path.hasPrefix("~") {
-            file.models?[name]?.path = dir.isEmpty ? m.path : dir + "/" + m.path
-        }
-        for (name, m) in file.models ?? [:] where m.path.hasPrefix("~/") {
-            file.models?[name]?.path = NSHomeDirectory() + String(m.path.dropFirst())
+        for (name, m) in file.models ?? [:] {
+            guard (m.path == nil) != (m.url == nil) else {
+                throw Problem(description: "config file \(path): models.\(name) needs exactly one of path (a GGUF file) and url (a remote server)")
+            }
+            guard let p = m.path, !RemoteSpec.isRemote(p) else { continue }
+            if p.hasPrefix("~/") {
+                file.models?[name]?.path = NSHomeDirectory() + String(p.dropFirst())
+            } else if !p.hasPrefix("/") {
+                file.models?[name]?.path = dir.isEmpty ? p : dir + "/" + p
+            }
         }
         return file
     }
@@ -79,7 +99,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     /// (given on the command line) win over the file.
     public func engine(_ m: ModelEntry, base: EngineConfig, explicit: Set<String>) throws -> EngineConfig {
         var c = base
-        c.modelPath = m.path
+        c.modelPath = m.path ?? m.url ?? ""
         func take<T>(_ flag: String, _ value: T?, _ apply: (T) -> Void) { if let value, !explicit.contains(flag) { apply(value) } }
         take("--ctx", m.contextSize) { c.contextSize = $0 }
         take("--threads", m.threads) { c.threads = $0 }
@@ -121,12 +141,16 @@ public struct RegistryBuilder {
     public func build(file: ConfigFile?, base: EngineConfig, explicit: Set<String>, fallback: String) throws -> RegistrySettings {
         var models: [RegisteredModel] = []
         let defaultKeep = keepAlive ?? file?.keepAlive ?? 300
-        func add(_ name: String, _ engine: EngineConfig, keep: Double?) {
-            let m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep)
+        func add(_ name: String, _ engine: EngineConfig, keep: Double?, entry: ConfigFile.ModelEntry? = nil) throws {
+            var remote: OpenAIEndpoint? = nil
+            if RemoteSpec.isRemote(engine.modelPath) || entry?.url != nil {
+                remote = try RemoteSpec.endpoint(engine.modelPath, entry: entry, contextSize: explicit.contains("--ctx") ? base.contextSize : entry?.contextSize)
+            }
+            let m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep, remote: remote)
             if let i = models.firstIndex(where: { $0.name == name }) { models[i] = m } else { models.append(m) }
         }
         for (name, entry) in (file?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
-            add(name, try file!.engine(entry, base: base, explicit: explicit), keep: entry.keepAlive)
+            try add(name, try file!.engine(entry, base: base, explicit: explicit), keep: entry.keepAlive, entry: entry)
         }
         var firstFlag: String? = nil
         var seen: [String: String] = [:]
@@ -138,15 +162,17 @@ public struct RegistryBuilder {
             seen[n] = path
             var c = base
             // A flag naming a model the file configures changes only its path.
-            if let entry = file?.models?[n] { c = try file!.engine(entry, base: base, explicit: explicit) }
+            var entry = file?.models?[n]
+            if let entry { c = try file!.engine(entry, base: base, explicit: explicit) }
             c.modelPath = path.hasPrefix("~/") ? NSHomeDirectory() + String(path.dropFirst()) : path
-            add(n, c, keep: file?.models?[n]?.keepAlive)
+            if RemoteSpec.isRemote(path) { entry?.url = nil } else { entry = nil }
+            try add(n, c, keep: file?.models?[n]?.keepAlive, entry: entry)
             firstFlag = firstFlag ?? n
         }
         if models.isEmpty {
             var c = base
             c.modelPath = fallback
-            add(ModelNames.fromPath(fallback), c, keep: nil)
+            try add(ModelNames.fromPath(fallback), c, keep: nil)
         }
         let names = Set(models.map(\.name))
         let chosenDefault = defaultModel ?? firstFlag ?? file?.defaultModel ?? models[0].name
@@ -159,5 +185,38 @@ public struct RegistryBuilder {
         }
         return RegistrySettings(models: models, defaultModel: chosenDefault, routes: allRoutes,
                                 maxLoadedModels: maxLoadedModels ?? file?.maxLoadedModels, maxModelBytes: maxModelBytes ?? file?.maxModelBytes)
+    }
+}
+
+/// `openai:URL#served-model`: a model served by an OpenAI-compatible server.
+public enum RemoteSpec {
+    public static let prefix = "openai:"
+    public static func isRemote(_ path: String) -> Bool { path.hasPrefix(prefix) }
+
+    /// The endpoint from `openai:URL#model` (or a config entry's `url`), the entry's settings
+    /// over the defaults (60 s timeout, 4 calls at once).
+    public static func endpoint(_ spec: String, entry: ConfigFile.ModelEntry?, contextSize: Int?) throws -> OpenAIEndpoint {
+        var text = entry?.url ?? spec
+        if text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
+        var served: String? = nil
+        if let hash = text.firstIndex(of: "#") {
+            served = String(text[text.index(after: hash)...]).removingPercentEncoding
+            text = String(text[..<hash])
+        }
+        guard let url = URL(string: text), url.host != nil else {
+            throw ConfigFile.Problem(description: "remote model URL '\(text)' is not a URL (expected openai:http://host:port/v1#model)")
+        }
+        if url.user != nil || url.password != nil {
+            throw ConfigFile.Problem(description: "remote model URL for \(url.host ?? "?") has credentials in it; put the key in an environment variable and name it with apiKeyEnv")
+        }
+        if let problem = OpenAIEndpoint.checkScheme(url) { throw ConfigFile.Problem(description: "remote model URL: \(problem)") }
+        var e = OpenAIEndpoint(baseURL: url, servedModel: entry?.servedModel ?? (served?.isEmpty == false ? served : nil),
+                               apiKeyVariable: entry?.apiKeyEnv, contextSize: contextSize)
+        if let t = entry?.timeoutSeconds { e.timeout = .milliseconds(Int(t * 1000)) }
+        if let n = entry?.maxConcurrentRequests { e.maxConcurrentRequests = n }
+        if let v = e.apiKeyVariable, ProcessInfo.processInfo.environment[v]?.isEmpty != false {
+            throw ConfigFile.Problem(description: "remote model at \(e.host): the environment variable \(v) (apiKeyEnv) is not set")
+        }
+        return e
     }
 }

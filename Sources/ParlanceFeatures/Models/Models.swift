@@ -1,6 +1,7 @@
 import Foundation
 import ParlanceEngine
 import ParlanceProtocol
+import ParlanceRemote
 
 /// `model/status`, `model/list`, `model/load`: the registry as clients see it, availability
 /// the way `SystemLanguageModel.availability` reports it.
@@ -29,6 +30,15 @@ public enum Models {
                 memory: snap.measured.map(memory), estimatedBytes: snap.estimatedBytes, contextSize: snap.model.engine.contextSize,
                 gpuLayersRequested: snap.model.engine.gpuLayers.description, keepAliveSeconds: snap.model.keepAlive,
                 activeRequests: snap.uses, idleMs: snap.idle.map { Int($0.seconds * 1000) }, loads: snap.loads, routes: routes)
+        }.map { e -> ModelList.Entry in
+            guard let r = registry.remotes[e.name] else { return e }
+            var e = e
+            e.state = .ready
+            e.path = r.endpoint.baseURL.absoluteString
+            e.contextSize = r.contextSize
+            e.gpuLayersRequested = "remote"
+            e.remote = remoteInfo(r)
+            return e
         }
         return .init(models: entries, defaultModel: registry.settings.defaultModel,
                      routes: registry.settings.routes.sorted { $0.key < $1.key }.map { .init(route: $0.key, model: $0.value) },
@@ -39,7 +49,7 @@ public enum Models {
     /// One model's status (default: the default model), without loading it.
     public static func status(_ s: Services, name: String?) async -> ModelStatus.Result {
         let name = name ?? s.models.settings.defaultModel
-        var result = availability(s, name)
+        var result = if let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
         result.caches = await caches(s)
         result.residentBytes = ProcessMemory.residentBytes
         result.devices = devices()
@@ -85,6 +95,31 @@ public enum Models {
         case .failed(let e): return (.failed, reason(e), e.description)
         case .unloaded: return (.unloaded, snap.problem.map(reason), snap.problem?.description)
         }
+    }
+
+    static func remoteInfo(_ r: RemoteModel) -> RemoteModelInfo {
+        RemoteModelInfo(url: r.endpoint.baseURL.absoluteString, endpoint: r.endpoint.host, servedModel: r.servedModel, contextSize: r.contextSize,
+                        tokenCounts: r.serverCountsTokens ? "server" : "estimated", maxConcurrentRequests: r.endpoint.maxConcurrentRequests,
+                        activeCalls: r.activeCalls, timeoutMs: Int(r.endpoint.timeout.seconds * 1000), apiKey: r.client.hasKey)
+    }
+
+    /// A remote model is available when its server answers `/v1/models` listing it.
+    static func remoteAvailability(_ r: RemoteModel) async -> ModelStatus.Result {
+        var result: ModelStatus.Result
+        let served: [String]?
+        switch await r.check() {
+        case .success(let models):
+            result = .init(availability: .available, message: "served by \(r.endpoint.host)")
+            served = models
+        case .failure(let e):
+            result = .init(availability: .unavailable, reason: .remoteUnavailable, message: e.fault.message)
+            served = nil
+        }
+        result.name = r.name
+        result.state = .ready
+        result.remote = remoteInfo(r)
+        result.remote?.servedModels = served
+        return result
     }
 
     static func availability(_ s: Services, _ name: String) -> ModelStatus.Result {

@@ -33,6 +33,9 @@ public final class RemoteModel: LanguageModel {
         var counts: Bool?
         var charsPerToken: Double?
         var checked = false
+        /// The server took llama.cpp's and vLLM's sampler fields (top_k, min_p, repeat
+        /// penalty); false once it refused them (a hosted API answers 400), then never sent.
+        var samplerExtensions = true
     }
 
     /// Retries of a call that failed before its first token (after the first attempt).
@@ -135,7 +138,7 @@ public final class RemoteModel: LanguageModel {
     }
 
     /// The `/chat/completions` body.
-    func body(_ r: ModelRequest) -> JSONValue {
+    func body(_ r: ModelRequest, extensions: Bool) -> JSONValue {
         var b: JSONObject = [
             "messages": .array(r.prompt.messages.map { ["role": .string($0.role == .tool ? "user" : $0.role.rawValue), "content": .string($0.content)] }),
             "stream": true,
@@ -146,6 +149,14 @@ public final class RemoteModel: LanguageModel {
             "seed": .int(Int(r.seed)),
         ]
         if let m = servedModel { b["model"] = .string(m) }
+        if extensions {
+            // llama-server reads top_k, min_p and repeat_penalty; vLLM top_k, min_p and
+            // repetition_penalty; Ollama ignores them. The same sampler as a local model.
+            b["top_k"] = .int(r.options.topK)
+            b["min_p"] = .double(r.options.minP)
+            b["repeat_penalty"] = .double(r.options.repeatPenalty)
+            b["repetition_penalty"] = .double(r.options.repeatPenalty)
+        }
         if case .schema(let s) = r.constraint {
             b["response_format"] = ["type": "json_schema", "json_schema": ["name": "output", "strict": true, "schema": s]]
         }
@@ -177,7 +188,6 @@ public final class RemoteModel: LanguageModel {
             throw EngineError.grammarRejected("a remote model takes JSON Schema constraints, not GBNF grammars")
         }
         try await prepare()
-        let body = body(r)
         // Retries end by this deadline: twice the endpoint's timeout after the request began.
         let deadline = start + endpoint.timeout * 2
         var attempt = 0
@@ -189,9 +199,10 @@ public final class RemoteModel: LanguageModel {
             var firstToken: ContinuousClock.Instant?
             var finish = "stop"
             var usage: (prompt: Int, completion: Int, cached: Int?)?
+            let extensions = learned.withLock { $0.samplerExtensions }
             do {
                 defer { limiter.release() }
-                for try await e in client.streamChat(body) {
+                for try await e in client.streamChat(body(r, extensions: extensions)) {
                     switch e {
                     case .delta(let d):
                         if firstToken == nil { firstToken = .now }
@@ -203,6 +214,13 @@ public final class RemoteModel: LanguageModel {
                 }
                 try Task.checkCancellation()
             } catch let f as RemoteFault {
+                if extensions, f.status == 400, let m = f.serverMessage?.lowercased(),
+                   ["top_k", "min_p", "repeat_penalty", "repetition_penalty"].contains(where: { m.contains($0) }) {
+                    // A strict server (OpenAI's own) refuses fields it does not know: the standard ones only, from now on.
+                    learned.withLock { $0.samplerExtensions = false }
+                    attempt -= 1
+                    continue
+                }
                 let now = ContinuousClock.now
                 // Only a call that wrote nothing yet is sent again (what streamed cannot be unsent).
                 var wait = Duration.milliseconds(250 * (1 << (attempt - 1)))
