@@ -23,8 +23,10 @@ demo: build
 
 # Every test suite: Swift unit + integration tests (real daemon, real model), then the
 # protocol conformance suite, examples and editor tests.
+# llama.cpp's own llama-server (the remote-engine tests talk to it) is built by the set-up
+# too, from the same sdist, cached like libllama.
 test: build
-	@$(ENV) && PARLANCE_BIN="$$PWD/.build/release/parlance" swift test -c release $(RPATH)
+	@$(ENV) && export PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" && PARLANCE_BIN="$$PWD/.build/release/parlance" swift test -c release $(RPATH)
 	@$(ENV) && scripts/test-extra.sh
 
 bench: build

@@ -142,7 +142,9 @@ public final class HTTPClient: Sendable {
                 return CancellationError()
             case .cannotFindHost, .dnsLookupFailed:
                 return RemoteFault(.remoteUnavailable, "cannot resolve \(host) (DNS lookup failed)", retryable: true)
-            case .cannotConnectToHost, .notConnectedToInternet, .networkConnectionLost where !gotAny:
+            case .cannotConnectToHost, .notConnectedToInternet:
+                return RemoteFault(.remoteUnavailable, "cannot connect to \(host) (connection refused or unreachable)", retryable: true)
+            case .networkConnectionLost where !gotAny:
                 return RemoteFault(.remoteUnavailable, "cannot connect to \(host) (connection refused or unreachable)", retryable: true)
             case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
                  .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired:
