@@ -115,7 +115,7 @@ final class RemoteEngineTests: XCTestCase {
 
         // Compose: three tones, called in parallel up to the endpoint's limit.
         let composed = try XCTUnwrap(d.call("compose/variations", ["text": "Can you send me the report by Friday? The third-quarter numbers are missing.",
-                                                                    "tones": ["formal", "casual", "concise"], "maxTokens": 60, "ephemeral": true, "model": "r"]).result)
+                                                                    "tones": ["formal", "casual", "direct"], "maxTokens": 60, "ephemeral": true, "model": "r"]).result)
         let variations = composed["variations"]?.arrayValue ?? []
         XCTAssertEqual(variations.count, 3)
         XCTAssertTrue(variations.allSatisfy { !($0["text"]?.stringValue ?? "").isEmpty }, "\(variations)")
@@ -131,7 +131,7 @@ final class RemoteEngineTests: XCTestCase {
         XCTAssertEqual(a2["provenance"]?["endpoint"]?.stringValue, "127.0.0.1:\(port)")
 
         // A long transcript is summarized in parts planned for the server's 2,048-token context.
-        let long = LongTranscript.srt(cues: 260)
+        let long = LongTranscript.srt(cues: 120)
         XCTAssertNotNil(d.call("document/open", ["uri": "file:///long.srt", "text": .string(long)]).result)
         let longSum = try XCTUnwrap(d.call("analysis/summarize", ["uri": "file:///long.srt", "model": "r"], timeout: 1800).result)
         XCTAssertGreaterThan(longSum["chunks"]?.intValue ?? 0, 1, "\(longSum["chunks"] ?? .null)")
