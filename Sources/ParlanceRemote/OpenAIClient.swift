@@ -88,6 +88,7 @@ public struct OpenAIClient: Sendable {
             r.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         r.setValue(stream ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
+        r.setValue("close", forHTTPHeaderField: "Connection")
         if let apiKey { r.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
         return r
     }
@@ -116,53 +117,76 @@ public struct OpenAIClient: Sendable {
 
     /// `POST /chat/completions` with `stream: true`: text deltas as they come, the finish
     /// reason, and the server's usage (asked for with `stream_options.include_usage`).
-    public func streamChat(_ body: JSONValue) -> AsyncThrowingStream<ChatEvent, any Error> {
+    public func streamChat(_ body: JSONValue) -> ChatStream {
         let url = endpoint.baseURL.appendingPathComponent("chat/completions")
         let chunks = http.send(request(url, method: "POST", body: body, stream: true), timeout: endpoint.timeout, host: endpoint.host)
-        let host = endpoint.host
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    var status = 0, headers: [String: String] = [:]
-                    var errorBody = Data()
-                    var plain = Data()
-                    var sse = ServerSentEvents()
-                    var finished = false, done = false
-                    chunkLoop: for try await c in chunks {
-                        switch c {
-                        case .head(let s, let h): (status, headers) = (s, h)
-                        case .body(let d):
-                            if status != 200 { errorBody.append(d); continue }
-                            if !(headers["content-type"] ?? "").contains("event-stream") { plain.append(d); continue }
-                            for event in sse.feed(d) {
-                                if event == "[DONE]" { done = true; break chunkLoop }
-                                for e in try Self.events(in: event, host: host) {
-                                    if case .finish = e { finished = true }
-                                    continuation.yield(e)
-                                }
+        return ChatStream(chunks: chunks, host: endpoint.host)
+    }
+
+    /// The events of one streamed completion, parsed as the consumer pulls them (no task
+    /// or buffer of its own between the socket and the consumer: one hop less per token).
+    public struct ChatStream: AsyncSequence, Sendable {
+        public typealias Element = ChatEvent
+        let chunks: AsyncThrowingStream<HTTPClient.Chunk, any Error>
+        let host: String
+
+        public func makeAsyncIterator() -> Iterator { Iterator(chunks: chunks.makeAsyncIterator(), host: host) }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            var chunks: AsyncThrowingStream<HTTPClient.Chunk, any Error>.AsyncIterator
+            let host: String
+            var status = 0, headers: [String: String] = [:]
+            var errorBody = Data(), plain = Data()
+            var sse = ServerSentEvents()
+            var pending: [ChatEvent] = []
+            var finished = false, done = false, ended = false
+
+            init(chunks: AsyncThrowingStream<HTTPClient.Chunk, any Error>.AsyncIterator, host: String) {
+                self.chunks = chunks
+                self.host = host
+            }
+
+            public mutating func next() async throws -> ChatEvent? {
+                while pending.isEmpty {
+                    if ended { return nil }
+                    guard let c = try await chunks.next() else {
+                        ended = true
+                        try end()
+                        continue
+                    }
+                    switch c {
+                    case .head(let s, let h): (status, headers) = (s, h)
+                    case .body(let d):
+                        if status != 200 { errorBody.append(d); continue }
+                        if !(headers["content-type"] ?? "").contains("event-stream") { plain.append(d); continue }
+                        for event in sse.feed(d) {
+                            if event == "[DONE]" { done = true; continue }
+                            for e in try OpenAIClient.events(in: event, host: host) {
+                                if case .finish = e { finished = true }
+                                pending.append(e)
                             }
                         }
                     }
-                    if status != 200 {
-                        throw RemoteFault.http(status, body: errorBody, retryAfter: headers["retry-after"], host: host)
+                }
+                return pending.removeFirst()
+            }
+
+            mutating func end() throws {
+                if status != 200 {
+                    throw RemoteFault.http(status, body: errorBody, retryAfter: headers["retry-after"], host: host)
+                }
+                if !plain.isEmpty {
+                    // A server that answered without streaming: one whole completion.
+                    guard let v = try? JSONParser.parse(Array(plain)) else {
+                        throw RemoteFault(.remoteProtocol, "\(host) answered with neither an event stream nor JSON: \(String(decoding: plain.prefix(200), as: UTF8.self))", retryable: false)
                     }
-                    if !plain.isEmpty {
-                        // A server that answered without streaming: one whole completion.
-                        guard let v = try? JSONParser.parse(Array(plain)) else {
-                            throw RemoteFault(.remoteProtocol, "\(host) answered with neither an event stream nor JSON: \(String(decoding: plain.prefix(200), as: UTF8.self))", retryable: false)
-                        }
-                        for e in try Self.events(in: v, host: host, whole: true) { continuation.yield(e) }
-                        finished = true
-                    }
-                    if !done && !finished {
-                        throw RemoteFault(.remoteProtocol, "the stream from \(host) ended before the completion did (no finish_reason, no [DONE])", retryable: false)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+                    pending += try OpenAIClient.events(in: v, host: host, whole: true)
+                    finished = true
+                }
+                if !done && !finished {
+                    throw RemoteFault(.remoteProtocol, "the stream from \(host) ended before the completion did (no finish_reason, no [DONE])", retryable: false)
                 }
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 

@@ -12,6 +12,7 @@ var threads = 2
 var matrixOnly = false
 var lspOnly = false
 var modelsOnly = false
+var remoteOnly = false
 while !args.isEmpty {
     let a = args.removeFirst()
     if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
@@ -19,6 +20,7 @@ while !args.isEmpty {
     else if a == "--reference-matrix" { matrixOnly = true }
     else if a == "--lsp-only" { lspOnly = true }
     else if a == "--models-only" { modelsOnly = true }
+    else if a == "--remote-only" { remoteOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -61,6 +63,13 @@ if matrixOnly {
 // `--models-only`: only the registry's figures.
 if modelsOnly {
     print(try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
+    exit(0)
+}
+// `--remote-only`: only the remote-engine figures (needs PARLANCE_LLAMA_SERVER).
+let llamaServer = env["PARLANCE_LLAMA_SERVER"]
+if remoteOnly {
+    guard let llamaServer else { log("set PARLANCE_LLAMA_SERVER (scripts/setup-llama-server.sh)"); exit(2) }
+    print(try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
     exit(0)
 }
 // `--lsp-only`: only the LSP surface's figures.
@@ -229,6 +238,9 @@ log("the LSP surface: code-action menu, rewrite after the choice, keystrokes on 
 let lsp = try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 log("models: initialize with a model configured, a cold model's first token, RSS with one and two models")
 let models = try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
+log("remote: the same completion straight to llama-server and through Parlance")
+let remote: JSONValue = try llamaServer.map { try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: $0, threads: threads) }
+    ?? ["skipped": "PARLANCE_LLAMA_SERVER not set"]
 let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
 _ = d.call("shutdown")
 d.notify("exit")
@@ -260,6 +272,7 @@ let out: JSONValue = [
     "manyAtOnce": manyAtOnce,
     "lsp": lsp,
     "models": models,
+    "remote": remote,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
     "targets": [
         "decode>=95%": .bool(oneRatio >= 0.95), "prompt>=90%": .bool(ppRatio >= 0.90),
@@ -278,6 +291,8 @@ let out: JSONValue = [
         "lspRewrite<=composeOneTone+100ms": lsp["targets"]?["rewrite<=composeOneTone+100ms"] ?? false,
         "lspDidChange1MB<=1ms": lsp["targets"]?["didChange1MB<=1ms"] ?? false,
         "initialize<=50ms": models["targets"]?["initialize<=50ms"] ?? false,
+        "remoteAddedFirstToken<=10ms": remote["targets"]?["addedFirstToken<=10ms"] ?? false,
+        "remoteThroughput>=97%": remote["targets"]?["throughput>=97%"] ?? false,
     ],
 ]
 print(out.serialized(pretty: true))
