@@ -171,6 +171,10 @@ public final class HTTPClient: Sendable {
             case .networkConnectionLost:
                 return RemoteFault(.remoteProtocol, "\(host) closed the connection before the answer ended", retryable: false)
             default:
+                let text = u.localizedDescription
+                if ["SSL", "TLS", "certificate"].contains(where: { text.contains($0) }) {
+                    return RemoteFault(.remoteUnavailable, "TLS handshake with \(host) failed: \(text)", retryable: false)
+                }
                 return RemoteFault(gotAny ? .remoteProtocol : .remoteUnavailable, "\(host): \(u.localizedDescription) (URLError \(u.code.rawValue))",
                                    retryable: !gotAny)
             }

@@ -14,12 +14,14 @@ The served model named in each /v1/chat/completions request picks the behaviour:
   cut          one delta, then the connection closes (no finish_reason, no [DONE])
   garbage      an event whose data is not JSON
   badrequest   HTTP 400 {"error": {"message": "unsupported parameter: frobnicate"}}
+  gated        waits until GET /release lets it through, then "ok"
 GET /v1/models lists them all; GET /calls returns {"model": calls so far}.
 """
 import json, socketserver, sys, threading, time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-MODELS = ["ok", "nousage", "silent", "stall", "error500", "flaky500", "ratelimit", "ratelimit1", "cut", "garbage", "badrequest"]
+MODELS = ["ok", "nousage", "silent", "stall", "error500", "flaky500", "ratelimit", "ratelimit1", "cut", "garbage", "badrequest", "gated"]
+gate = threading.Semaphore(0)
 calls = {}
 lock = threading.Lock()
 
@@ -43,6 +45,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path.rstrip("/") == "/v1/models":
             self.json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]})
+        elif self.path == "/release":
+            gate.release()
+            self.json(200, {"released": True})
         elif self.path == "/calls":
             with lock:
                 self.json(200, dict(calls))
@@ -69,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
             n = calls[model]
             if model == "ok":
                 calls["authorization"] = self.headers.get("Authorization")
+        if model == "gated":
+            gate.acquire()
         if model == "silent":
             time.sleep(3600)
             return

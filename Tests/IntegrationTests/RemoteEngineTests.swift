@@ -79,7 +79,8 @@ final class RemoteEngineTests: XCTestCase {
         let (server, port) = try Self.startLlamaServer()
         defer { server.stop() }
         let d = try Daemon(args: ["--model", "r=openai:http://127.0.0.1:\(port)/v1", "--model", "local=\(Self.model)"])
-        _ = d.initialize()
+        XCTAssertNotNil(d.call("initialize", ["clientInfo": ["name": "tests"], "capabilities": ["tools": true, "window": ["workDoneProgress": true]]]).result)
+        d.notify("initialized", [:])
 
         // model/status checks the endpoint.
         let status = try XCTUnwrap(d.call("model/status", ["model": "r"]).result)
@@ -129,6 +130,22 @@ final class RemoteEngineTests: XCTestCase {
         let a2 = try XCTUnwrap(d.call("ask/stream", ["uri": "file:///sample.srt", "question": "Who speaks first?", "sessionId": askSession]).result)
         XCTAssertEqual(a2["turn"], 2)
         XCTAssertEqual(a2["provenance"]?["endpoint"]?.stringValue, "127.0.0.1:\(port)")
+
+        // Tool calls: the constrained-output loop as a JSON Schema (the server has no GBNF
+        // here): a named tool must be called; the client answers tool/call; the answer follows.
+        let tools: JSONValue = [["name": "get_weather", "description": "Current weather for a city.",
+                                 "parameters": ["type": "object", "properties": ["city": ["type": "string", "maxLength": 40]], "required": ["city"]]]]
+        let tsid = try XCTUnwrap(d.call("session/create", ["model": "r", "tools": tools, "toolChoice": ["name": "get_weather"], "maxToolCalls": 1,
+                                                           "instructions": "You are a helpful assistant.", "options": ["temperature": 0, "maxTokens": 48]]).result?["sessionId"])
+        let tid = d.start("session/respond", ["sessionId": tsid, "prompt": "What is the weather in Paris right now?"])
+        let call = try XCTUnwrap(d.waitFor { $0["method"] == "tool/call" }, "no tool/call arrived")
+        XCTAssertEqual(call["params"]?["name"], "get_weather")
+        XCTAssertNotNil(call["params"]?["arguments"]?["city"]?.stringValue, "\(call)")
+        d.send(["jsonrpc": "2.0", "id": call["id"]!, "result": ["content": ["tempC": 18, "sky": "cloudy"]]])
+        let turn = d.response(tid)
+        let answered = try XCTUnwrap(turn?["result"], "the turn ends with an answer: \(turn ?? .null)")
+        XCTAssertEqual(answered["toolCalls"]?.arrayValue?.count, 1)
+        XCTAssertFalse(answered["text"]?.stringValue?.isEmpty ?? true, "\(answered)")
 
         // A long transcript is summarized in parts planned for the server's 2,048-token context.
         let long = LongTranscript.srt(cues: 120)
@@ -183,6 +200,9 @@ final class RemoteEngineTests: XCTestCase {
             "error500": remote("error500"), "flaky500": remote("flaky500"), "ratelimit": remote("ratelimit", ["timeoutSeconds": 5]),
             "ratelimit1": remote("ratelimit1"), "cut": remote("cut"), "garbage": remote("garbage"), "badrequest": remote("badrequest"),
             "refused": ["url": "http://127.0.0.1:1/v1", "timeoutSeconds": 2],
+            "tls": ["url": .string("https://127.0.0.1:\(port)/v1"), "timeoutSeconds": 5],
+            "dns": ["url": "https://no-such-host.invalid/v1", "timeoutSeconds": 5],
+            "gated": remote("gated", ["maxConcurrentRequests": 1]),
             "unserved": remote("no-such-model"),
         ], "defaultModel": "local"]
         try Data(config.serialized().utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
@@ -202,7 +222,8 @@ final class RemoteEngineTests: XCTestCase {
             let data = try XCTUnwrap(r["error"]?["data"], file: file, line: line)
             XCTAssertEqual(data["error"]?.stringValue, kind, "\(model): \(r)", file: file, line: line)
             XCTAssertEqual(data["model"]?.stringValue, model, file: file, line: line)
-            XCTAssertEqual(data["endpoint"]?.stringValue, model == "refused" ? "127.0.0.1:1" : "127.0.0.1:\(port)", file: file, line: line)
+            let endpoint = ["refused": "127.0.0.1:1", "dns": "no-such-host.invalid"][model] ?? "127.0.0.1:\(port)"
+            XCTAssertEqual(data["endpoint"]?.stringValue, endpoint, file: file, line: line)
             return data
         }
 
@@ -236,6 +257,28 @@ final class RemoteEngineTests: XCTestCase {
         XCTAssertEqual(bad["status"], 400)
         XCTAssertEqual(bad["attempts"], 1, "a 4xx is not retried")
         _ = try fault("refused", "remoteUnavailable")
+        let tls = try fault("tls", "remoteUnavailable")
+        XCTAssertTrue(tls["message"]?.stringValue?.contains("TLS") ?? false, "https:// to a plain-HTTP port fails its handshake: \(tls)")
+        let dns = try fault("dns", "remoteUnavailable")
+        XCTAssertTrue(dns["message"]?.stringValue?.contains("resolve") ?? false, "\(dns)")
+
+        // maxConcurrentRequests 1: a second call waits its turn (progress phase queued), in
+        // arrival order, and runs once the first is through.
+        let ga = try XCTUnwrap(d.call("session/create", ["model": "gated"]).result?["sessionId"])
+        let gb = try XCTUnwrap(d.call("session/create", ["model": "gated"]).result?["sessionId"])
+        let first = d.start("session/respond", ["sessionId": ga, "prompt": "Say hello.", "options": ["maxTokens": 16], "workDoneToken": "ga"])
+        let inFlight = Date().addingTimeInterval(60)
+        while httpGet("http://127.0.0.1:\(port)/calls").body?["gated"] != 1, Date() < inFlight { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertEqual(httpGet("http://127.0.0.1:\(port)/calls").body?["gated"], 1, "the first call reached the server")
+        let second = d.start("session/respond", ["sessionId": gb, "prompt": "Say hello.", "options": ["maxTokens": 16], "workDoneToken": "gb"])
+        let queued = d.waitFor { $0["method"] == "$/progress" && $0["params"]?["token"] == "gb" && $0["params"]?["value"]?["phase"] == "queued" }
+        XCTAssertEqual(queued?["params"]?["value"]?["queuePosition"], 1, "the second call waits: \(queued ?? .null)")
+        XCTAssertEqual(httpGet("http://127.0.0.1:\(port)/calls").body?["gated"], 1, "…without reaching the server")
+        _ = httpGet("http://127.0.0.1:\(port)/release")
+        XCTAssertEqual(d.response(first)?["result"]?["text"], "Hello from the fake server.")
+        _ = httpGet("http://127.0.0.1:\(port)/release")
+        XCTAssertEqual(d.response(second)?["result"]?["text"], "Hello from the fake server.")
+        XCTAssertEqual(httpGet("http://127.0.0.1:\(port)/calls").body?["gated"], 2)
         let unserved = try fault("unserved", "remoteError")
         XCTAssertTrue(unserved["message"]?.stringValue?.contains("does not serve 'no-such-model'") ?? false, "\(unserved)")
 
@@ -257,7 +300,7 @@ final class RemoteEngineTests: XCTestCase {
         // The key never appears in anything the daemon sent.
         let list = try XCTUnwrap(d.call("model/list").result)
         XCTAssertFalse(list.serialized().contains(secret))
-        for r in [ok, nousage, silent, stall, e500, limited, cut, bad, unserved, down, up] {
+        for r in [ok, nousage, silent, stall, e500, limited, cut, bad, unserved, tls, dns, down, up] {
             XCTAssertFalse(r.serialized().contains(secret), "the API key leaked: \(r)")
         }
         XCTAssertFalse(d.stderrText.contains(secret), "the API key leaked into the log")

@@ -100,11 +100,16 @@ struct ToolLoop {
         // A step that can only call writes no answer: maxTokens (the answer's budget) does not
         // bound it, a call's budget does.
         let budget = mustCall ? max(options.maxTokens, Self.callTokens) : options.maxTokens
-        if !engine.acceptsGrammar && !callable.isEmpty {
+        let constraint: ModelRequest.Constraint
+        if engine.acceptsGrammar {
+            constraint = .grammar(try ToolCallFormat.gbnf(tools: formats, maxCalls: remaining, answer: answer))
+        } else if !callable.isEmpty {
             return try await remoteStep(prompt, tools: formats, remaining: remaining, answer: answer, budget: budget)
+        } else {
+            // Nothing to call: the answer alone, as text or under the turn's schema.
+            constraint = schema.map { .schema($0) } ?? .none
         }
-        let grammar = try ToolCallFormat.gbnf(tools: formats, maxCalls: remaining, answer: answer)
-        let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: .grammar(grammar),
+        let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: constraint,
                                    maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
                                    renderSpecial: !callable.isEmpty)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
