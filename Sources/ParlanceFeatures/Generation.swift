@@ -23,7 +23,7 @@ public struct ResolvedOptions: Sendable {
     }
 
     func provenance(_ engine: any LanguageModel) -> Provenance {
-        var p = Provenance(modelSha256: nil, templateSha256: nil,
+        var p = Provenance(modelSha256: "", templateSha256: "",
                            sampler: SamplerSettings(temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK,
                                                     minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
                            seed: Int(seed))

@@ -39,10 +39,12 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
 public struct Provenance: Codable, Sendable, Hashable, Schematic {
     /// The registry name of the model that produced the result (model/list).
     public var model: String? = nil
-    /// SHA-256 of the GGUF file (a local model).
-    public var modelSha256: String?
-    /// SHA-256 of the chat template (a local model).
-    public var templateSha256: String?
+    /// SHA-256 of the GGUF file; for a remote model, of `openai:<endpoint>/<servedModel>`
+    /// (its weights are not visible from here).
+    public var modelSha256: String
+    /// SHA-256 of the chat template; for a remote model, of the empty string (the server
+    /// applies its own).
+    public var templateSha256: String
     /// `host:port` of the OpenAI-compatible server (a remote model).
     public var endpoint: String? = nil
     /// The model name the server serves it under (a remote model).
@@ -51,7 +53,7 @@ public struct Provenance: Codable, Sendable, Hashable, Schematic {
     public var seed: Int
     /// Present (true) when the request ran with `deterministic`.
     public var deterministic: Bool? = nil
-    public init(modelSha256: String?, templateSha256: String?, sampler: SamplerSettings, seed: Int) {
+    public init(modelSha256: String, templateSha256: String, sampler: SamplerSettings, seed: Int) {
         self.modelSha256 = modelSha256
         self.templateSha256 = templateSha256
         self.sampler = sampler

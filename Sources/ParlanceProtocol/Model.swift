@@ -232,6 +232,13 @@ public struct RemoteModelInfo: Codable, Sendable, Hashable, Schematic {
     public var timeoutMs: Int
     /// Whether an API key is configured (the key itself is never reported).
     public var apiKey: Bool
+    public static let schemaHints: [String: SchemaHint] = [
+        "tokenCounts": SchemaHint(description: "server: budgets use the server tokenizer's characters per token; estimated: three characters per token.",
+                                  enumValues: ["server", "estimated"]),
+        "apiKey": SchemaHint(description: "Whether an API key is configured (the key itself is never reported)."),
+        "url": SchemaHint(description: "The API's base URL."),
+        "endpoint": SchemaHint(description: "host:port, as provenance and errors name it."),
+    ]
     public init(url: String, endpoint: String, servedModel: String?, contextSize: Int, tokenCounts: String, maxConcurrentRequests: Int,
                 activeCalls: Int, timeoutMs: Int, apiKey: Bool) {
         self.url = url

@@ -17,6 +17,8 @@ let usage = """
       --stdio                 serve JSON-RPC 2.0 on stdin/stdout (LSP framing or NDJSON, auto-detected)
       --model [NAME=]PATH     a GGUF model, named NAME (default: its file name without .gguf); repeat for several.
                               The first is the default model. Default: the embedded SmolLM2-135M-Instruct.
+                              NAME=openai:URL#MODEL: MODEL served by an OpenAI-compatible server at URL
+                              (llama-server, vLLM, Ollama, a hosted API; http:// on loopback only)
       --config PATH           models, routes, keep-alive and budget from a JSON file
                               (default: $XDG_CONFIG_HOME/parlance/config.json when it exists); flags win
       --default-model NAME    the model for requests that name none and match no route
@@ -24,8 +26,8 @@ let usage = """
       --keep-alive SECONDS    unload a model idle this long, saving its KV prefixes first (default 300; 0: never;
                               also 5m, 1h)
       --max-loaded-models N   at most N models loaded; the least recently used idle one is unloaded for another
-      --max-model-bytes N     at most N bytes of loaded models (llama.cpp's own figures; before a first load:
-                              the file plus its KV cache); a request that cannot fit gets memoryBudget
+      --max-model-bytes N     at most N bytes of loaded models (each: the larger of llama.cpp's figures from its
+                              last load and the file plus its KV cache); a request that cannot fit gets memoryBudget
       --ctx N                 context size in tokens, shared by all sequences (default \(engine.contextSize))
       --threads N             CPU threads (default \(engine.threads))
       --parallel N            requests decoded together (default \(engine.parallel))

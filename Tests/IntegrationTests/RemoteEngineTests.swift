@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import ParlanceClient
+import ParlanceHash
 import ParlanceJSON
 import XCTest
 
@@ -97,7 +98,8 @@ final class RemoteEngineTests: XCTestCase {
         XCTAssertGreaterThan(s["summary"]?.stringValue?.count ?? 0, 10)
         XCTAssertEqual(s["provenance"]?["endpoint"]?.stringValue, "127.0.0.1:\(port)")
         XCTAssertNotNil(s["provenance"]?["servedModel"]?.stringValue)
-        XCTAssertNil(s["provenance"]?["modelSha256"], "a remote result names no local hash")
+        XCTAssertEqual(s["provenance"]?["modelSha256"]?.stringValue, SHA256.hex("openai:127.0.0.1:\(port)/\(s["provenance"]?["servedModel"]?.stringValue ?? "")"),
+                       "a remote result's model hash is of its endpoint and served name, not of a local file")
         XCTAssertGreaterThan(s["usage"]?["promptTokens"]?.intValue ?? 0, 50)
         XCTAssertNil(s["usage"]?["estimated"], "llama-server reports usage")
         XCTAssertFalse(streamedText(d.progress(token: "sum")).isEmpty, "deltas from the SSE stream reach $/progress")

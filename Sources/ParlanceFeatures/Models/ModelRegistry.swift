@@ -54,6 +54,11 @@ public enum ModelNames {
     /// A bare `--model PATH` is named after its file: `SmolLM2-135M-Instruct.Q4_1.gguf` →
     /// `SmolLM2-135M-Instruct.Q4_1`.
     public static func fromPath(_ path: String) -> String {
+        // openai:URL#served → the served model's name (its last path part), else the host.
+        if RemoteSpec.isRemote(path) {
+            if let hash = path.firstIndex(of: "#"), let served = path[path.index(after: hash)...].split(separator: "/").last { return String(served) }
+            return URL(string: String(path.dropFirst(RemoteSpec.prefix.count)))?.host ?? "remote"
+        }
         let file = (path as NSString).lastPathComponent
         let stem = file.lowercased().hasSuffix(".gguf") ? String(file.dropLast(5)) : file
         return stem.isEmpty ? "default" : stem

@@ -1,5 +1,6 @@
 import Foundation
 import ParlanceEngine
+import ParlanceHash
 import ParlanceJSON
 import ParlanceProtocol
 import ParlanceRemote
@@ -131,8 +132,8 @@ public final class RemoteModel: LanguageModel {
     }
 
     public func describe(_ p: inout Provenance) {
-        p.modelSha256 = nil
-        p.templateSha256 = nil
+        p.modelSha256 = SHA256.hex(identity)
+        p.templateSha256 = SHA256.hex("")
         p.endpoint = endpoint.host
         p.servedModel = servedModel
     }
