@@ -221,8 +221,8 @@ public struct OpenAIClient: Sendable {
 
     /// `GET /models`: the served models' ids, and each one's context length when the
     /// server says (vLLM's `max_model_len`, llama-server's `meta.n_ctx_train`).
-    public func models() async throws -> [(id: String, contextLength: Int?)] {
-        let v = try await json(endpoint.baseURL.appendingPathComponent("models"))
+    public func models(timeout: Duration? = nil) async throws -> [(id: String, contextLength: Int?)] {
+        let v = try await json(endpoint.baseURL.appendingPathComponent("models"), timeout: timeout)
         guard let data = v["data"]?.arrayValue ?? v["models"]?.arrayValue else {
             throw RemoteFault(.remoteProtocol, "\(endpoint.host)/models answered without a data list: \(v.serialized().prefix(200))", retryable: false)
         }

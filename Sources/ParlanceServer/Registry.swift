@@ -20,7 +20,7 @@ enum Registry {
             if let problem { LanguageServer.warn(ctx, problem) }
             let result = Initialize.Result(
                 serverInfo: .init(name: "parlance", version: Server.version, protocolVersion: Server.protocolVersion),
-                capabilities: capabilities, model: await Models.status(ctx.services, name: nil))
+                capabilities: capabilities, model: await Models.status(ctx.services, name: nil, checkRemote: false))
             lifecycle.markInitialized()
             return result
         }

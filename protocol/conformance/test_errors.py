@@ -34,6 +34,16 @@ def nomodel(spawn: Spawn) -> ParlanceClient:
     return spawn("--model", os.path.join(tempfile.gettempdir(), "parlance-conformance-no-such-model.gguf"))
 
 
+# A remote model whose server refuses connections (nothing listens on port 1).
+REMOTE_DOWN = ("--model", "down=openai:http://127.0.0.1:1/v1")
+
+
+@pytest.fixture(scope="module")
+def remotedown(spawn: Spawn) -> ParlanceClient:
+    """A daemon whose default model is a remote server that refuses connections."""
+    return spawn(*REMOTE_DOWN)
+
+
 # == One provoker per documented code =================================================
 
 PROVOKERS: Dict[int, Callable[[ParlanceClient, Spawn, Dict[str, Any]], None]] = {}
@@ -177,6 +187,21 @@ def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
     check_error(spec, e, -32800)
     assert isinstance(e.data["partial"], str) and e.data["partial"], e.data
     assert e.data["partial"] == p.text, "data.partial is the text streamed so far"
+
+
+@provokes(-32011)
+def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
+    # A remote model's server that refuses connections: model/status says why, a request
+    # gets remoteFailed naming the fault, the model and the endpoint; the daemon stays up.
+    d = spawn(*REMOTE_DOWN)
+    st = d.request("model/status")
+    assert st["availability"] == "unavailable" and st["reason"] == "remoteUnavailable" and st["message"], st
+    assert st["remote"]["endpoint"] == "127.0.0.1:1" and st["remote"]["apiKey"] is False, st
+    e = expect_error(d, "analysis/summarize", {"text": support.SAMPLE_TEXT})
+    check_error(spec, e, -32011, "remoteUnavailable")
+    assert e.data["model"] == "down" and e.data["endpoint"] == "127.0.0.1:1" and e.data["attempts"] >= 1, e.data
+    alive(d)
+    d.close()
 
 
 @provokes(-32001)
@@ -390,8 +415,8 @@ def method_error_pairs() -> List[tuple]:
 
 
 @pytest.mark.parametrize("method,code", method_error_pairs())
-def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: ParlanceClient, spec: Dict[str, Any],
-                      request: pytest.FixtureRequest) -> None:
+def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: ParlanceClient, remotedown: ParlanceClient,
+                      spec: Dict[str, Any], request: pytest.FixtureRequest) -> None:
     if (method, code) in UNPROVOKABLE:
         pytest.skip(UNPROVOKABLE[(method, code)])
     if (method, code) in KNOWN_MISMATCHES:
@@ -407,6 +432,11 @@ def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: P
         e = expect_error(nomodel, method, p)
         check_error(spec, e, -32001)
         assert e.data["reason"] == "modelNotFound"
+    elif code == -32011:
+        p = provoke_model_unavailable(method, m, remotedown)
+        e = expect_error(remotedown, method, p)
+        check_error(spec, e, -32011, "remoteUnavailable")
+        assert e.data["model"] == "down" and e.data["endpoint"] == "127.0.0.1:1", e.data
     elif code == -32010:
         p, kind = provoke_generation_failed(method, m, client, spec)
         e = expect_error(client, method, p)

@@ -46,10 +46,11 @@ public enum Models {
                      loadedBytes: registry.loadedBytes, residentBytes: ProcessMemory.residentBytes ?? 0, devices: devices())
     }
 
-    /// One model's status (default: the default model), without loading it.
-    public static func status(_ s: Services, name: String?) async -> ModelStatus.Result {
+    /// One model's status (default: the default model), without loading it; a remote
+    /// model's server is asked now unless `checkRemote` is false (initialize never waits on one).
+    public static func status(_ s: Services, name: String?, checkRemote: Bool = true) async -> ModelStatus.Result {
         let name = name ?? s.models.settings.defaultModel
-        var result = if let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
+        var result = if checkRemote, let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
         result.caches = await caches(s)
         result.residentBytes = ProcessMemory.residentBytes
         result.devices = devices()
@@ -123,6 +124,14 @@ public enum Models {
     }
 
     static func availability(_ s: Services, _ name: String) -> ModelStatus.Result {
+        if let r = s.models.remotes[name] {
+            // Not called here (initialize must not wait on a server): model/status checks it.
+            var result = ModelStatus.Result(availability: .available, message: "served by \(r.endpoint.host); model/status checks it")
+            result.name = name
+            result.state = .ready
+            result.remote = remoteInfo(r)
+            return result
+        }
         guard let snap = s.models.snapshot(name) else {
             return .init(availability: .unavailable, reason: .modelNotFound, message: "no model named '\(name)'")
         }

@@ -42,6 +42,8 @@ public final class RemoteModel: LanguageModel {
     /// Retries of a call that failed before its first token (after the first attempt).
     static let maxRetries = 2
     static let defaultContext = 4096
+    /// How long `model/status` waits for the server before calling it unavailable.
+    static let statusTimeout = Duration.seconds(5)
 
     public init(name: String, endpoint: OpenAIEndpoint, http: HTTPClient = .shared) {
         self.name = name
@@ -89,7 +91,7 @@ public final class RemoteModel: LanguageModel {
     /// Checks the endpoint now (`model/status`): what it serves, or why it cannot be used.
     public func check() async -> Result<[String], RemoteCallError> {
         do {
-            let listed = try await client.models()
+            let listed = try await client.models(timeout: min(endpoint.timeout, Self.statusTimeout))
             learned.withLock { $0.checked = false }
             try await prepare()
             return .success(listed.map(\.id))
@@ -215,6 +217,8 @@ public final class RemoteModel: LanguageModel {
                 }
                 try Task.checkCancellation()
             } catch let f as RemoteFault {
+                // A cancelled request's stream ends early by our own doing: that is the cancel, not a fault.
+                if Task.isCancelled { throw EngineError.cancelled(partial: text, generatedTokens: countTokens(text)) }
                 if extensions, f.status == 400, let m = f.serverMessage?.lowercased(),
                    ["top_k", "min_p", "repeat_penalty", "repetition_penalty"].contains(where: { m.contains($0) }) {
                     // A strict server (OpenAI's own) refuses fields it does not know: the standard ones only, from now on.

@@ -71,6 +71,7 @@ ERROR_NAMES: Dict[int, str] = {
     -32803: "requestFailed",
     -32001: "modelUnavailable",
     -32010: "generationFailed",
+    -32011: "remoteFailed",
     -32004: "notFound",
 }
 """Every error code Parlance answers, by name (see protocol/README.md, "Errors")."""
