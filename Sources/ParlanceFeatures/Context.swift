@@ -100,8 +100,7 @@ public struct ProgressReporter: Sendable {
 
     public func callAsFunction(_ value: Progress.Value) {
         guard let token else { return }
-        guard let v = try? JSONValue(encoding: Progress.Params(token: token, value: value)) else { return }
-        send(v)
+        send(["token": token, "value": value.json])
     }
 
     public func begin(_ title: String) { self(.init(kind: .begin, title: title, percentage: 0, cancellable: true)) }

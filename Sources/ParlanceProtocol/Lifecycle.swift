@@ -224,6 +224,31 @@ public enum Progress: RPCNotification {
             self.queuePosition = queuePosition
         }
         public static let schemaHints: [String: SchemaHint] = ["percentage": SchemaHint(minimum: 0, maximum: 100)]
+
+        /// The same JSON as its `Codable` encoding (nil fields omitted; keys here in declaration
+        /// order; `ProgressEncodingTests` compares the two), built directly: a streamed
+        /// token's report is sent once per token, and the encoder round trip (JSONEncoder to
+        /// bytes, parsed back) was the daemon's largest cost per streamed token.
+        public var json: JSONValue {
+            var o = JSONObject()
+            o["kind"] = .string(kind.rawValue)
+            if let title { o["title"] = .string(title) }
+            if let message { o["message"] = .string(message) }
+            if let percentage { o["percentage"] = .int(percentage) }
+            if let cancellable { o["cancellable"] = .bool(cancellable) }
+            if let phase { o["phase"] = .string(phase.rawValue) }
+            if let delta { o["delta"] = .string(delta) }
+            if let part { o["part"] = .string(part) }
+            if let partial { o["partial"] = partial }
+            if let promptTokens { o["promptTokens"] = .int(promptTokens) }
+            if let evaluatedTokens { o["evaluatedTokens"] = .int(evaluatedTokens) }
+            if let cachedTokens { o["cachedTokens"] = .int(cachedTokens) }
+            if let queuePosition { o["queuePosition"] = .int(queuePosition) }
+            if let attempt { o["attempt"] = .int(attempt) }
+            if let restart { o["restart"] = .bool(restart) }
+            if let toolCall, let v = try? JSONValue(encoding: toolCall) { o["toolCall"] = v }
+            return .object(o)
+        }
     }
 }
 

@@ -160,7 +160,8 @@ public struct OpenAIClient: Sendable {
                         if status != 200 { errorBody.append(d); continue }
                         if !(headers["content-type"] ?? "").contains("event-stream") { plain.append(d); continue }
                         for event in sse.feed(d) {
-                            if event == "[DONE]" { done = true; continue }
+                            // The end, whether or not the server closes the body after it.
+                            if event == "[DONE]" { done = true; ended = true; break }
                             for e in try OpenAIClient.events(in: event, host: host) {
                                 if case .finish = e { finished = true }
                                 pending.append(e)

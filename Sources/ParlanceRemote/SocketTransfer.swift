@@ -94,7 +94,9 @@ final class SocketTransfer: Sendable {
         if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
             while true {
                 guard let sizeLine = reader.line() else { return fail(.remoteProtocol, "the stream from \(host) was cut mid-chunk", retryable: false) }
-                guard let size = Int(sizeLine.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
+                // (No Foundation trimming here: this runs once per streamed token.)
+                let digits = sizeLine.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }
+                guard let size = Int(digits, radix: 16) else {
                     return fail(.remoteProtocol, "\(host) sent a malformed chunk size '\(sizeLine.prefix(20))'", retryable: false)
                 }
                 if size == 0 { break }

@@ -9,7 +9,7 @@ import ParlanceJSON
 /// client over a socket, no library in the way) and through Parlance (`session/respond`
 /// on a remote model) — Parlance's added time to first token and its streamed throughput
 /// relative to llama-server's own. Runs alternate, so drift hits both alike.
-func remoteBench(daemonPath: String, modelPath: String, serverPath: String, threads: Int, rounds: Int = 12) throws -> JSONValue {
+func remoteBench(daemonPath: String, modelPath: String, serverPath: String, threads: Int, rounds: Int = 24) throws -> JSONValue {
     func r2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
     func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
     let port = 19_000 + Int(getpid() % 1000)
