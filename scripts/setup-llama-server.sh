@@ -4,15 +4,8 @@
 # the repo. Idempotent: keyed by version + CMake flags; a second run only prints the path.
 #   scripts/setup-llama-server.sh   → prints the path of the llama-server executable
 set -euo pipefail
-LLAMA_PY_VERSION="${LLAMA_PY_VERSION:-0.3.36}"
-case "$(uname -m)" in
-  x86_64|amd64) default_args="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" ;;
-  *) default_args="-DGGML_NATIVE=OFF" ;;
-esac
-LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:-$default_args}"
+. "$(dirname "$0")/llama-build-settings.sh"
 SERVER_ARGS="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DGGML_RPC=ON"
-CACHE_ROOT="${PARLANCE_SETUP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parlance-setup}"
-sha256() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi; }
 key=$(printf '%s|%s|%s' "$LLAMA_PY_VERSION" "$LLAMA_CMAKE_ARGS" "$SERVER_ARGS" | sha256 | cut -c1-16)
 PREFIX="$CACHE_ROOT/llama-server-$LLAMA_PY_VERSION-$key"
 if [ -f "$PREFIX/.complete" ]; then echo "$PREFIX/bin/llama-server"; exit 0; fi

@@ -2,17 +2,7 @@
 # Build llama.cpp (via the llama-cpp-python sdist on PyPI) into a cache outside the repo.
 # Idempotent: keyed by version + CMake flags; a second run only prints the prefix.
 set -euo pipefail
-LLAMA_PY_VERSION="${LLAMA_PY_VERSION:-0.3.36}"
-# x86-64: portable AVX2 (a native build may emit AMX code that dies with SIGILL on other
-# CPUs). Elsewhere (Apple Silicon, ARM Linux) llama.cpp's portable defaults; on macOS they
-# include Metal. GPU builds: LLAMA_CMAKE_ARGS="-DGGML_CUDA=ON" (or -DGGML_VULKAN=ON), see README.
-case "$(uname -m)" in
-  x86_64|amd64) default_args="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" ;;
-  *) default_args="-DGGML_NATIVE=OFF" ;;
-esac
-LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:-$default_args}"
-CACHE_ROOT="${PARLANCE_SETUP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parlance-setup}"
-sha256() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi; }
+. "$(dirname "$0")/llama-build-settings.sh"
 key=$(printf '%s|%s' "$LLAMA_PY_VERSION" "$LLAMA_CMAKE_ARGS" | sha256 | cut -c1-16)
 PREFIX="$CACHE_ROOT/llama-$LLAMA_PY_VERSION-$key"
 if [ -f "$PREFIX/.complete" ]; then echo "$PREFIX"; exit 0; fi

@@ -23,24 +23,25 @@ public final class HTTPClient: Sendable {
         case body(Data)
     }
 
-    private let session: URLSession
-    private let delegate: Delegate
-
     public static let shared = HTTPClient()
 
-    public init() {
+    public init() {}
+
+    /// The URLSession for https:// calls, made by the first one (a daemon whose remote
+    /// models are all http:// never starts it). One for every client: connections are reused.
+    private static let tls: (session: URLSession, delegate: Delegate) = {
         let config = URLSessionConfiguration.ephemeral
         config.httpMaximumConnectionsPerHost = 64
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
         config.urlCache = nil
         config.httpCookieStorage = nil
         config.timeoutIntervalForResource = 7 * 24 * 3600
-        delegate = Delegate()
+        let delegate = Delegate()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "parlance.http"
-        session = URLSession(configuration: config, delegate: delegate, delegateQueue: queue)
-    }
+        return (URLSession(configuration: config, delegate: delegate, delegateQueue: queue), delegate)
+    }()
 
     /// Sends the request; the stream yields the head then body chunks, and ends when the
     /// body does, or throws a `RemoteFault`.
@@ -61,13 +62,13 @@ public final class HTTPClient: Sendable {
         // URLSession's own idle timeout only as a backstop behind the watchdog.
         request.timeoutInterval = max(30, timeout.asSeconds * 4)
         let (stream, continuation) = AsyncThrowingStream<Chunk, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let (session, delegate) = Self.tls
         let task = session.dataTask(with: request)
         let call = Call(continuation: continuation, host: host, timeout: timeout)
         delegate.calls.withLock { $0[task.taskIdentifier] = call }
-        continuation.onTermination = { [delegate] reason in
+        continuation.onTermination = { reason in
             if case .cancelled = reason { task.cancel() }
             call.watchdog.withLock { $0?.cancel(); $0 = nil }
-            _ = delegate
         }
         call.arm { task.cancel() }
         task.resume()

@@ -100,13 +100,13 @@ final class SocketTransfer: Sendable {
                     return fail(.remoteProtocol, "\(host) sent a malformed chunk size '\(sizeLine.prefix(20))'", retryable: false)
                 }
                 if size == 0 { break }
-                guard let chunk = reader.bytes(size, deliver: deliver), chunk else {
+                guard reader.bytes(size, deliver: deliver) else {
                     return fail(.remoteProtocol, "the stream from \(host) was cut mid-chunk", retryable: false)
                 }
                 _ = reader.line()  // the CRLF after the chunk
             }
         } else if let length = headers["content-length"].flatMap({ Int($0) }) {
-            guard reader.bytes(length, deliver: deliver) == true else {
+            guard reader.bytes(length, deliver: deliver) else {
                 return fail(.remoteProtocol, "\(host) closed the connection before the body's \(length) bytes", retryable: false)
             }
         } else {
@@ -187,7 +187,7 @@ final class SocketTransfer: Sendable {
         }
 
         /// Exactly `n` bytes, delivered as they arrive; false when the stream ends first.
-        mutating func bytes(_ n: Int, deliver: (Data) -> Void) -> Bool? {
+        mutating func bytes(_ n: Int, deliver: (Data) -> Void) -> Bool {
             var left = n
             while left > 0 {
                 if start == buffer.count, !fill() { return false }

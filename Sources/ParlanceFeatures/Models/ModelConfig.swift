@@ -193,16 +193,17 @@ public enum RemoteSpec {
     public static let prefix = "openai:"
     public static func isRemote(_ path: String) -> Bool { path.hasPrefix(prefix) }
 
+    /// `openai:URL#served` (the prefix optional) → the URL and the served model's name.
+    public static func split(_ spec: String) -> (url: String, served: String?) {
+        let text = spec.hasPrefix(prefix) ? String(spec.dropFirst(prefix.count)) : spec
+        guard let hash = text.firstIndex(of: "#") else { return (text, nil) }
+        return (String(text[..<hash]), String(text[text.index(after: hash)...]).removingPercentEncoding)
+    }
+
     /// The endpoint from `openai:URL#model` (or a config entry's `url`), the entry's settings
     /// over the defaults (60 s timeout, 4 calls at once).
     public static func endpoint(_ spec: String, entry: ConfigFile.ModelEntry?, contextSize: Int?) throws -> OpenAIEndpoint {
-        var text = entry?.url ?? spec
-        if text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
-        var served: String? = nil
-        if let hash = text.firstIndex(of: "#") {
-            served = String(text[text.index(after: hash)...]).removingPercentEncoding
-            text = String(text[..<hash])
-        }
+        let (text, served) = split(entry?.url ?? spec)
         guard let url = URL(string: text), url.host != nil else {
             throw ConfigFile.Problem(description: "remote model URL '\(text)' is not a URL (expected openai:http://host:port/v1#model)")
         }

@@ -56,8 +56,9 @@ public enum ModelNames {
     public static func fromPath(_ path: String) -> String {
         // openai:URL#served → the served model's name (its last path part), else the host.
         if RemoteSpec.isRemote(path) {
-            if let hash = path.firstIndex(of: "#"), let served = path[path.index(after: hash)...].split(separator: "/").last { return String(served) }
-            return URL(string: String(path.dropFirst(RemoteSpec.prefix.count)))?.host ?? "remote"
+            let (url, served) = RemoteSpec.split(path)
+            if let last = served?.split(separator: "/").last { return String(last) }
+            return URL(string: url)?.host ?? "remote"
         }
         let file = (path as NSString).lastPathComponent
         let stem = file.lowercased().hasSuffix(".gguf") ? String(file.dropLast(5)) : file

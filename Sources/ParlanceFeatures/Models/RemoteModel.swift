@@ -66,8 +66,15 @@ public final class RemoteModel: LanguageModel {
     /// characters per token. Throws when the endpoint cannot be reached.
     public func prepare() async throws {
         if learned.withLock({ $0.checked }) { return }
+        try await learn(timeout: nil)
+    }
+
+    /// Lists the server's models (within `timeout`, else the endpoint's) and learns from it;
+    /// returns what it lists.
+    @discardableResult
+    private func learn(timeout: Duration?) async throws -> [String] {
         let listed: [(id: String, contextLength: Int?)]
-        do { listed = try await client.models() } catch let f as RemoteFault { throw RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: 1) }
+        do { listed = try await client.models(timeout: timeout) } catch let f as RemoteFault { throw RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: 1) }
         let served = endpoint.servedModel ?? listed.first?.id
         if let want = endpoint.servedModel, !listed.isEmpty, !listed.contains(where: { $0.id == want }) {
             throw RemoteCallError(model: name, host: endpoint.host, fault: RemoteFault(
@@ -86,19 +93,15 @@ public final class RemoteModel: LanguageModel {
             if let c = count ?? nil, c > 0 { $0.charsPerToken = Double(sample.utf8.count) / Double(c) }
             $0.checked = true
         }
+        return listed.map(\.id)
     }
 
     /// Checks the endpoint now (`model/status`): what it serves, or why it cannot be used.
     public func check() async -> Result<[String], RemoteCallError> {
         do {
-            let listed = try await client.models(timeout: min(endpoint.timeout, Self.statusTimeout))
-            learned.withLock { $0.checked = false }
-            try await prepare()
-            return .success(listed.map(\.id))
+            return .success(try await learn(timeout: min(endpoint.timeout, Self.statusTimeout)))
         } catch let e as RemoteCallError {
             return .failure(e)
-        } catch let f as RemoteFault {
-            return .failure(RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: 1))
         } catch {
             return .failure(RemoteCallError(model: name, host: endpoint.host, fault: RemoteFault(.remoteUnavailable, "\(error)", retryable: false), attempts: 1))
         }
@@ -240,7 +243,7 @@ public final class RemoteModel: LanguageModel {
             }
             if Task.isCancelled { throw EngineError.cancelled(partial: text, generatedTokens: countTokens(text)) }
             let end = ContinuousClock.now
-            func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+            func ms(_ d: Duration) -> Double { d.seconds * 1000 }
             var stats = GenerationStats(
                 promptTokens: usage?.prompt ?? r.prompt.count, cachedPromptTokens: usage?.cached ?? 0,
                 generatedTokens: usage?.completion ?? countTokens(text), queuedMs: ms(queued - start),
