@@ -10,6 +10,7 @@
 //   ParlanceFeatures                           one file per method family
 //   ParlanceLSP                                the standard LSP surface: editor buffers, rewrite code actions
 //   ParlanceServer                             lifecycle, the one registration list, dispatch
+//   ParlanceCLI                                flags, --help/man/completions, commands over an in-process server
 //   ParlanceClient                             drives a daemon over pipes (tests, bench)
 //   parlance, parlance-bench                   executables
 import PackageDescription
@@ -57,11 +58,17 @@ let package = Package(
             dependencies: ["JSONRPC", "ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceFeatures", "ParlanceDocuments", "ParlanceLSP"],
             swiftSettings: swiftSettings),
 
+        // MARK: Command line: the daemon's flags, and one-off commands through an in-process server
+        .target(
+            name: "ParlanceCLI",
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "JSONRPC", "ParlanceJSON"],
+            swiftSettings: swiftSettings),
+
         // MARK: Client (tests, benchmark, and anyone driving the daemon from Swift)
         .target(name: "ParlanceClient", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
 
         // MARK: Executables
-        .executableTarget(name: "parlance", dependencies: ["ParlanceServer"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parlance", dependencies: ["ParlanceCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine", "ParlanceClient", "ParlanceDocuments"], swiftSettings: swiftSettings),
 
         // MARK: Tests

@@ -25,6 +25,11 @@ public final class Connection: Sendable {
     private let writeLock = Mutex<Void>(())
     /// The framing the client used most recently; replies follow it.
     private let lastFraming = Mutex<Framing>(.lsp)
+    /// Set once the reader of `output` is gone (a write failed with EPIPE, or the pipe or
+    /// socket reported an error or hang-up); the incoming stream then ends at once.
+    private let closedOutput = Atomic<Bool>(false)
+    /// The incoming stream, ended early when the output closes.
+    private let incomingEnd = Mutex<(@Sendable () -> Void)?>(nil)
 
     public init(input: Int32, output: Int32, maxMessageSize: Int = 64 * 1024 * 1024) {
         self.input = input
@@ -52,6 +57,9 @@ public final class Connection: Sendable {
     /// until the message is answered.
     public func incoming(window: Int = 1024) -> AsyncStream<(Incoming, Permit)> {
         let (stream, continuation) = AsyncStream<(Incoming, Permit)>.makeStream()
+        incomingEnd.withLock { $0 = { continuation.finish() } }
+        if closedOutput.load(ordering: .acquiring) { continuation.finish() }
+        watchOutput()
         let fd = input
         let limit = maxMessageSize
         let permits = Window(window)
@@ -97,12 +105,45 @@ public final class Connection: Sendable {
                     let n = write(output, raw.baseAddress! + off, raw.count - off)
                     if n < 0 {
                         if errno == EINTR { continue }
-                        return  // the client has gone; the reader will see end of input
+                        if errno == EPIPE { outputClosed() }
+                        return
                     }
                     off += n
                 }
             }
         }
+    }
+}
+
+extension Connection {
+    /// True once the reader of our output has gone (the client died or closed its end).
+    public var isOutputClosed: Bool { closedOutput.load(ordering: .acquiring) }
+
+    private func outputClosed() {
+        guard !closedOutput.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        incomingEnd.withLock { $0 }?()
+    }
+
+    /// A pipe or socket reports its reader's departure without a write: a thread waits
+    /// for POLLERR/POLLHUP on the output (asking for no other event), so work for a client
+    /// that died is cancelled even while nothing is being written. Files and terminals are
+    /// not watched (a write error still counts).
+    private func watchOutput() {
+        var st = stat()
+        guard fstat(output, &st) == 0 else { return }
+        let kind = st.st_mode & S_IFMT
+        guard kind == S_IFIFO || kind == S_IFSOCK else { return }
+        let fd = output
+        Thread { [self] in
+            var p = pollfd(fd: fd, events: 0, revents: 0)
+            while true {
+                let n = poll(&p, 1, -1)
+                if n < 0 && errno == EINTR { continue }
+                if n > 0 && p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { break }
+                if n < 0 { return }
+            }
+            outputClosed()
+        }.start()
     }
 }
 
@@ -148,4 +189,23 @@ final class Thread: @unchecked Sendable {
         }, box.toOpaque())
         pthread_detach(tid)
     }
+}
+
+extension Connection {
+    /// Two connected ends over a pair of pipes, for a client in the same process as the
+    /// server (the command line): whatever one sends, the other receives.
+    public static func pair(maxMessageSize: Int = 64 * 1024 * 1024) -> (server: Connection, client: Connection)? {
+        signal(SIGPIPE, SIG_IGN)
+        var toServer: [Int32] = [0, 0], toClient: [Int32] = [0, 0]
+        guard pipe(&toServer) == 0 else { return nil }
+        guard pipe(&toClient) == 0 else {
+            close(toServer[0]); close(toServer[1])
+            return nil
+        }
+        return (Connection(input: toServer[0], output: toClient[1], maxMessageSize: maxMessageSize),
+                Connection(input: toClient[0], output: toServer[1], maxMessageSize: maxMessageSize))
+    }
+
+    /// Closes this end's output: the other end reads end of input.
+    public func closeOutput() { _ = close(output) }
 }

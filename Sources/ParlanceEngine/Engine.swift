@@ -25,12 +25,14 @@ public struct EngineConfig: Sendable {
     /// (nil: never), and the most bytes kept there (least recently used deleted first).
     public var stateDirectory: String?
     public var stateLimitBytes: Int
+    /// Where the default model was looked for, in order (reported when it is not found).
+    public var modelSearch: [String] = []
     /// Layers offloaded to a GPU (`--gpu-layers`).
     public var gpuLayers: GPULayers = .auto
     /// Receives the engine's warnings (a state file it could not write or read).
     public var onWarning: @Sendable (String) -> Void
 
-    public init(modelPath: String, contextSize: Int = 4096, threads: Int = 2, parallel: Int = 8, cachedSequences: Int = 8,
+    public init(modelPath: String, contextSize: Int = 4096, threads: Int = MachineDefaults.threads, parallel: Int = 8, cachedSequences: Int = 8,
                 maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128,
                 cache: KVCacheTypes = .init(keys: .q8_0, values: .f16), flashAttention: Bool = true,
                 stateDirectory: String? = nil, stateLimitBytes: Int = 1 << 30, onWarning: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -147,7 +149,7 @@ public final class Engine: Sendable {
         guard config.contextSize >= EngineConfig.minimumContext else {
             throw .contextTooSmall(requested: config.contextSize, minimum: EngineConfig.minimumContext)
         }
-        let gguf = try GGUFInspector.inspect(path: config.modelPath)
+        let gguf = try GGUFInspector.inspect(path: config.modelPath, searched: config.modelSearch)
         let gpu = ComputeDevice.all().contains { $0.isGPU }
         let (asked, warning) = config.gpuLayers.resolved(gpuAvailable: gpu)
         if let warning { config.onWarning(warning) }

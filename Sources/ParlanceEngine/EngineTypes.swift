@@ -111,7 +111,8 @@ public enum GenerationEvent: Sendable {
 }
 
 public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
-    case modelNotFound(path: String)
+    /// `searched`: where the default model was looked for, in order (empty for a path given).
+    case modelNotFound(path: String, searched: [String] = [])
     case invalidModelFile(path: String, reason: String)
     case contextCreationFailed(String)
     case contextTooSmall(requested: Int, minimum: Int)
@@ -125,7 +126,8 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .modelNotFound(let p): return "model file not found: \(p)"
+        case .modelNotFound(let p, let searched):
+            return searched.count > 1 ? "default model not found; looked in: \(searched.joined(separator: ", ")) (install it, or pass --model PATH)" : "model file not found: \(p)"
         case .invalidModelFile(let p, let r): return "invalid model file \(p): \(r)"
         case .contextCreationFailed(let r): return "could not create a context: \(r)"
         case .contextTooSmall(let r, let m): return "context size \(r) is too small (minimum \(m))"

@@ -14,8 +14,9 @@ public struct GGUFInfo: Sendable, Hashable {
 }
 
 public enum GGUFInspector {
-    public static func inspect(path: String) throws(EngineError) -> GGUFInfo {
-        guard FileManager.default.fileExists(atPath: path) else { throw .modelNotFound(path: path) }
+    /// `searched`: where a default model was looked for (named in the error when none was found).
+    public static func inspect(path: String, searched: [String] = []) throws(EngineError) -> GGUFInfo {
+        guard FileManager.default.fileExists(atPath: path) else { throw .modelNotFound(path: path, searched: searched) }
         guard let fh = FileHandle(forReadingAtPath: path) else {
             throw .invalidModelFile(path: path, reason: "cannot open the file for reading")
         }

@@ -27,8 +27,10 @@ public enum ErrorMapping {
         let unavailable = ErrorCode(rawValue: ProtocolError.modelUnavailable.code)
         let failed = ErrorCode(rawValue: ProtocolError.generationFailed.code)
         switch e {
-        case .modelNotFound(let path):
-            return ResponseError(unavailable, e.description, data: ["error": "modelUnavailable", "reason": "modelNotFound", "message": .string(e.description), "path": .string(path)])
+        case .modelNotFound(let path, let searched):
+            var data: JSONObject = ["error": "modelUnavailable", "reason": "modelNotFound", "message": .string(e.description), "path": .string(path)]
+            if !searched.isEmpty { data["searched"] = .array(searched.map { .string($0) }) }
+            return ResponseError(unavailable, e.description, data: .object(data))
         case .invalidModelFile(let path, _):
             return ResponseError(unavailable, e.description, data: ["error": "modelUnavailable", "reason": "invalidModelFile", "message": .string(e.description), "path": .string(path)])
         case .contextCreationFailed, .contextTooSmall:

@@ -141,14 +141,14 @@ public enum Initialized: RPCNotification {
 
 public enum Shutdown: RPCMethod {
     public static let name = "shutdown"
-    public static let summary = "Cancel work and stop accepting requests; then send exit."
+    public static let summary = "Stop accepting requests; answered once every request in flight has been answered. Then send exit."
     public typealias Params = Empty
     public typealias Result = Empty
 }
 
 public enum Exit: RPCNotification {
     public static let name = "exit"
-    public static let summary = "Exit: code 0 after shutdown, 1 without."
+    public static let summary = "Exit: code 0 after shutdown, 1 without (work in flight is then cancelled)."
     public static let direction = NotificationDirection.clientToServer
     public typealias Params = Empty
 }

@@ -24,11 +24,16 @@ enum Registry {
             lifecycle.markInitialized()
             return result
         }
-        r.on(Shutdown.self, ordered: true) { _, ctx in
-            lifecycle.beginShutdown(except: ctx.id)
+        // Drains: no new work is accepted, and the answer comes once every request that
+        // arrived before it has been answered (so a pipe's `shutdown` + `exit` loses nothing).
+        r.on(Shutdown.self, claim: { _, ctx in
+            lifecycle.beginShutdown()
             lsp.cancelAll()
-            return Empty()
-        }
+            return {
+                await lifecycle.drain(except: ctx.id)
+                return Empty()
+            }
+        })
         r.on(Discover.self) { _, _ in Spec.openRPC(lifecycle.router.withLock { $0! }) }
         r.notification(Initialized.self)
         r.notification(Exit.self)

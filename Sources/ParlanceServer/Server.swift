@@ -59,7 +59,10 @@ public final class Server: Sendable {
                     await handleBatch(batch, permit: permit)
                 }
             case .json(let value, _):
-                if let code = await handle(value, permit: permit, reply: { [self] in send($0) }) { return finish(code) }
+                if let code = await handle(value, permit: permit, reply: { [self] in send($0) }) {
+                    // `exit`: after a shutdown nothing is left; before one, the work is abandoned.
+                    return await finish(code, cancel: code != 0)
+                }
             case .parseError(let message, _):
                 log.error("parse error: \(message)")
                 send(Message.errorResponse(id: nil, error: ResponseError(.parseError, "invalid JSON: \(message)")).json)
@@ -70,8 +73,12 @@ public final class Server: Sendable {
                     "error": .string(err.kind.rawValue), "maxMessageBytes": .int(connection.maxMessageSize)])).json)
             }
         }
-        log.info("input closed; cancelling outstanding work")
-        return finish(0)
+        if connection.isOutputClosed {
+            log.info("output closed (the client has gone): cancelling the work in flight")
+            return await finish(0, cancel: true)
+        }
+        log.info("input closed: finishing the work in flight")
+        return await finish(0, cancel: false)
     }
 
     /// The OpenRPC document, without starting a server.
@@ -80,13 +87,19 @@ public final class Server: Sendable {
         return Spec.openRPC(Registry.router(lifecycle, LanguageServer())).serialized(pretty: true)
     }
 
-    /// Cancels everything and stops the engine (signal handling).
-    public func stop() { _ = finish(0) }
+    /// Cancels everything, answers what it can within a moment, and stops the engine
+    /// (signal handling). The caller exits the process.
+    public func stop() async { _ = await finish(0, cancel: true) }
 
-    private func finish(_ code: Int32) -> Int32 {
-        let tasks = lifecycle.state.withLock { s in Array(s.inFlight.values) }
-        tasks.forEach { $0.cancel() }
+    /// Ends the session: drains (every request answered) or cancels (each cancelled request
+    /// gets up to half a second to answer with its partial output), then stops the models.
+    private func finish(_ code: Int32, cancel: Bool) async -> Int32 {
         lsp.cancelAll()
+        if cancel {
+            await lifecycle.cancelAndDrain(within: 0.5)
+        } else {
+            await lifecycle.drain()
+        }
         services.client.close()
         services.models.shutdown()
         return code
@@ -139,8 +152,10 @@ public final class Server: Sendable {
         }
         switch method {
         case Exit.name:
-            let shutdown = lifecycle.state.withLock { $0.phase == .shuttingDown }
-            return shutdown ? 0 : 1
+            guard lifecycle.isShuttingDown else { return 1 }
+            // A shutdown still draining answers first (a pipe sends `exit` right behind it).
+            await lifecycle.drain()
+            return 0
         case CancelRequest.name:
             guard let raw = params?["id"], let id = RequestID(raw) else {
                 log.error("$/cancelRequest without a valid id")
@@ -236,7 +251,7 @@ public final class Server: Sendable {
         let replies = ReplyCollector()
         for element in batch { _ = await handle(element, reply: { replies.append($0) }) }
         let expected = batch.filter(Server.expectsReply).count
-        Task { [self] in
+        lifecycle.track { [self] in
             defer { permit.release() }
             let all = await replies.wait(for: expected)
             if !all.isEmpty { send(.array(all)) }

@@ -117,7 +117,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
 }
 
 /// Builds the registry from the config file and the command line.
-public struct RegistryBuilder {
+public struct RegistryBuilder: Sendable {
     /// `--model` values in order: `NAME=PATH`, or a bare `PATH` named after its file.
     public var flagModels: [(name: String?, path: String)] = []
     public var keepAlive: Double? = nil
@@ -137,8 +137,9 @@ public struct RegistryBuilder {
     }
 
     /// Flags over the file over the defaults. Without any model, `fallback` (the embedded
-    /// default model) is the one.
-    public func build(file: ConfigFile?, base: EngineConfig, explicit: Set<String>, fallback: String) throws -> RegistrySettings {
+    /// default model) is the one; `fallbackSearch` lists where it was looked for.
+    public func build(file: ConfigFile?, base: EngineConfig, explicit: Set<String>, fallback: String,
+                      fallbackSearch: [String] = []) throws -> RegistrySettings {
         var models: [RegisteredModel] = []
         let defaultKeep = keepAlive ?? file?.keepAlive ?? 300
         func add(_ name: String, _ engine: EngineConfig, keep: Double?, entry: ConfigFile.ModelEntry? = nil) throws {
@@ -172,6 +173,7 @@ public struct RegistryBuilder {
         if models.isEmpty {
             var c = base
             c.modelPath = fallback
+            c.modelSearch = fallbackSearch
             try add(ModelNames.fromPath(fallback), c, keep: nil)
         }
         let names = Set(models.map(\.name))

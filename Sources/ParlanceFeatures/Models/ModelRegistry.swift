@@ -288,7 +288,7 @@ public final class ModelRegistry: Sendable {
                 problem = .contextTooSmall(requested: m.engine.contextSize, minimum: EngineConfig.minimumContext)
             } else {
                 do {
-                    info = try GGUFInspector.inspect(path: m.engine.modelPath)
+                    info = try GGUFInspector.inspect(path: m.engine.modelPath, searched: m.engine.modelSearch)
                     slots.withLock { $0[name]?.inspected = info }
                 } catch { problem = error }
             }

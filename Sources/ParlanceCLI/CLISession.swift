@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+import ParlanceJSON
+import ParlanceProtocol
+import ParlanceServer
+import Synchronization
+
+/// One run of a command: the in-process server, the terminal, Ctrl-C. The server starts on
+/// the first request (so `--help` and usage errors never load anything).
+final class CLISession: Sendable {
+    let settings: DaemonSettings
+    let terminal = Terminal()
+    private let state = Mutex<(client: InProcessClient?, active: Int?, interrupts: Int)>((nil, nil, 0))  // guards the client, the request Ctrl-C cancels, and Ctrl-Cs so far
+    private let signals = Locked<[DispatchSourceSignal]>([])  // keeps the signal source alive
+
+    init(settings: DaemonSettings) { self.settings = settings }
+
+    /// The client, started and initialized on first use.
+    func client() async throws -> InProcessClient {
+        if let c = state.withLock({ $0.client }) { return c }
+        let options = try settings.serverOptions()
+        let c = try InProcessClient(options: options, log: settings.startLogging())
+        state.withLock { $0.client = c }
+        installInterrupt()
+        switch await c.call(Initialize.name) {
+        case .success: return c
+        case .failure(let f): throw f
+        }
+    }
+
+    /// Sends a request, shows its progress (a bar on a terminal; streamed text through
+    /// `view`), and returns its result. Ctrl-C cancels it.
+    func request(_ method: String, _ params: JSONObject, view: StreamView? = nil) async throws -> JSONValue {
+        let c = try await client()
+        let terminal = self.terminal
+        let title = Locked("")  // the request's progress title
+        let result = await c.call(method, params, progress: { value in
+            if let t = value.title { title.set(t) }
+            if let view, view.take(value) { return }
+            if let p = value.percentage, value.kind != .end {
+                let label = value.message ?? value.phase?.rawValue ?? title.get()
+                terminal.progress(label, percent: p)
+            }
+        }, started: { id in self.setActive(id) })
+        setActive(nil)
+        terminal.clearBar()
+        switch result {
+        case .success(let v): return v
+        case .failure(let f): throw f
+        }
+    }
+
+    private func setActive(_ id: Int?) { state.withLock { $0.active = id } }
+
+    /// Lets the server finish and stop its models.
+    func close() async {
+        if let c = state.withLock({ $0.client }) { await c.close() }
+    }
+
+    /// Ctrl-C cancels the request in flight (it answers with what it had); a second one
+    /// ends the process at once.
+    private func installInterrupt() {
+        signal(SIGINT, SIG_IGN)
+        let src = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        src.setEventHandler { [self] in
+            let (client, active, count) = state.withLock { s -> (InProcessClient?, Int?, Int) in
+                s.interrupts += 1
+                return (s.client, s.active, s.interrupts)
+            }
+            terminal.clearBar()
+            if count > 1 || active == nil { _exit(130) }
+            if let client, let active { client.cancel(active) }
+        }
+        src.resume()
+        signals.set([src])
+    }
+}
+
+/// Streamed text of one part of a result, written to stdout as it arrives. A `restart`
+/// (a retry after verification, or a fallback) replaces what was streamed: on a terminal
+/// the old text is erased; piped, the new text starts on a new line.
+final class StreamView: Sendable {
+    private let terminal: Terminal
+    /// Which part streams: nil for results without parts; else the first part seen that
+    /// is not `skip`.
+    private let parts: Bool
+    private let skip: Set<String>
+    private struct State {
+        var part: String? = nil
+        var text = ""
+        var wrote = false
+    }
+    private let state = Mutex(State())  // guards the streamed part and its text
+
+    init(_ terminal: Terminal, parts: Bool = false, skip: Set<String> = []) {
+        self.terminal = terminal
+        self.parts = parts
+        self.skip = skip
+    }
+
+    /// Handles a progress value; true when it was streamed text.
+    func take(_ v: ParlanceProtocol.Progress.Value) -> Bool {
+        guard let delta = v.delta else { return false }
+        let out = state.withLock { s -> (erase: String?, write: String)? in
+            if parts {
+                guard let p = v.part, !skip.contains(p) else { return nil }
+                if s.part == nil { s.part = p }
+                guard s.part == p else { return nil }
+            }
+            var erase: String? = nil
+            var prefix = ""
+            if v.restart == true {
+                if terminal.stdoutIsTTY { erase = s.text } else if s.wrote && !s.text.hasSuffix("\n") { prefix = "\n" }
+                s.text = ""
+            }
+            s.text += delta
+            s.wrote = true
+            return (erase, prefix + delta)
+        }
+        guard let out else { return true }
+        terminal.clearBar()
+        if let e = out.erase, !e.isEmpty { terminal.erase(e) }
+        terminal.out(out.write)
+        return true
+    }
+
+    /// What is on screen now for the streamed part.
+    var text: String { state.withLock { $0.text } }
+    var streamedPart: String? { state.withLock { $0.part } }
+
+    /// Makes sure the screen ends with `final` (the result's own text): replaces the
+    /// streamed text when it differs, then ends the line.
+    func finish(with final: String) {
+        let (shown, wrote) = state.withLock { ($0.text, $0.wrote) }
+        if shown.trimmingCharacters(in: .whitespacesAndNewlines) != final.trimmingCharacters(in: .whitespacesAndNewlines) {
+            if wrote {
+                if terminal.stdoutIsTTY { terminal.erase(shown) } else { terminal.out(shown.hasSuffix("\n") ? "" : "\n") }
+            }
+            terminal.out(final)
+            terminal.out(final.hasSuffix("\n") ? "" : "\n")
+        } else {
+            terminal.out(shown.hasSuffix("\n") ? "" : "\n")
+        }
+    }
+}
+
+/// A value behind a lock, shareable by reference (captured by closures).
+final class Locked<T>: @unchecked Sendable {  // every access to `value` holds `lock`
+    private var value: T
+    private let lock = NSLock()
+    init(_ v: T) { value = v }
+    func get() -> T { lock.withLock { value } }
+    func set(_ v: T) { lock.withLock { value = v } }
+}

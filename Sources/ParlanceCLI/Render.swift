@@ -1,0 +1,124 @@
+import Foundation
+import ParlanceJSON
+
+/// Human-readable text for each result (one small renderer per result type; `fields` for
+/// the analyses, whose results are lists of named things). Plain text: the same on a
+/// terminal and in a pipe.
+enum Render {
+    /// Result fields that say how a result was made, not what it says (kept for --json).
+    static let bookkeeping: Set<String> = ["usage", "provenance", "verification", "cached", "chunks", "language", "fallbackFrom", "uri"]
+
+    static func summary(_ r: JSONValue) -> String {
+        var s = (r["summary"]?.stringValue ?? "") + "\n"
+        s += list("Main topics", r["mainTopics"], bullet: "•")
+        s += list("Key takeaways", r["keyTakeaways"], bullet: "-")
+        if let a = r["targetAudience"]?.stringValue, !a.isEmpty { s += "\nAudience: \(a)\n" }
+        if let e = r["engagementLevel"]?.stringValue { s += "Engagement: \(e)\n" }
+        return s
+    }
+
+    static func list(_ title: String, _ v: JSONValue?, bullet: String) -> String {
+        guard let items = v?.arrayValue, !items.isEmpty else { return "" }
+        return "\n\(title):\n" + items.map { "  \(bullet) \(text($0))\n" }.joined()
+    }
+
+    /// The citations after an answer: `[01:23-01:31] Speaker: text`.
+    static func citations(_ r: JSONValue) -> String {
+        guard let cites = r["citations"]?.arrayValue, !cites.isEmpty else { return "" }
+        return "\nSources:\n" + cites.map { c in
+            var line = "  "
+            if let start = c["start"]?.doubleValue {
+                line += "[\(time(start))" + (c["end"]?.doubleValue.map { "-" + time($0) } ?? "") + "] "
+            } else if let id = c["segmentId"]?.intValue {
+                line += "[segment \(id)] "
+            }
+            if let sp = c["speaker"]?.stringValue { line += sp + ": " }
+            return line + (c["text"]?.stringValue ?? "") + "\n"
+        }.joined()
+    }
+
+    static func time(_ seconds: Double) -> String {
+        let s = Int(seconds)
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%02d:%02d", s / 60, s % 60)
+    }
+
+    static func variations(_ vs: [JSONValue]) -> String {
+        vs.enumerated().map { i, v in
+            let score = v["formalityScore"]?.doubleValue.map { String(format: ", formality %.2f", $0) } ?? ""
+            let missing = v["keyPointsMissing"]?.arrayValue?.count ?? 0
+            let note = missing > 0 ? ", \(missing) key point\(missing == 1 ? "" : "s") missing" : ""
+            return (i > 0 ? "\n" : "") + "[\(v["tone"]?.stringValue ?? "?")\(score)\(note)]\n" + (v["text"]?.stringValue ?? "") + "\n"
+        }.joined()
+    }
+
+    static func models(_ r: JSONValue) -> String {
+        let rows = (r["models"]?.arrayValue ?? []).map { m -> [String] in
+            let size = m["fileBytes"]?.intValue.map { bytes($0) } ?? (m["remote"] != nil ? "remote" : "-")
+            let state = m["state"]?.stringValue ?? "?"
+            let reason = m["reason"]?.stringValue.map { " (\($0))" } ?? ""
+            return [(m["isDefault"]?.boolValue == true ? "* " : "  ") + (m["name"]?.stringValue ?? ""), state + reason, size, m["path"]?.stringValue ?? ""]
+        }
+        return table([["  NAME", "STATE", "SIZE", "PATH"]] + rows)
+    }
+
+    static func table(_ rows: [[String]]) -> String {
+        guard let n = rows.first?.count else { return "" }
+        let widths = (0..<n).map { c in rows.map { $0[c].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { c, cell in c == n - 1 ? cell : cell.padding(toLength: widths[c] + 2, withPad: " ", startingAt: 0) }.joined() + "\n"
+        }.joined()
+    }
+
+    static func bytes(_ n: Int) -> String {
+        n >= 1 << 30 ? String(format: "%.1f GB", Double(n) / 1e9) : n >= 1 << 20 ? String(format: "%.0f MB", Double(n) / 1e6) : "\(n) B"
+    }
+
+    /// Any result: each field that is not bookkeeping, titled from its name, lists as
+    /// bullets, objects as `name: value` lines.
+    static func fields(_ r: JSONValue) -> String {
+        guard let o = r.objectValue else { return text(r) + "\n" }
+        var out = ""
+        for key in o.keys where !bookkeeping.contains(key) {
+            guard let v = o[key] else { continue }
+            let title = words(key)
+            switch v {
+            case .array(let items):
+                if items.isEmpty { continue }
+                out += "\(title):\n" + items.map { "  - " + text($0) + "\n" }.joined()
+            case .object(let inner):
+                out += "\(title):\n" + inner.keys.compactMap { k in inner[k].map { "  \(words(k)): \(text($0))\n" } }.joined()
+            case .null: continue
+            default:
+                out += "\(title): \(text(v))\n"
+            }
+        }
+        return out
+    }
+
+    /// One value on one line: strings as they are, an object as its most telling fields.
+    static func text(_ v: JSONValue) -> String {
+        switch v {
+        case .string(let s): return s
+        case .int(let n): return String(n)
+        case .double(let d): return String(format: "%g", d)
+        case .bool(let b): return b ? "yes" : "no"
+        case .null: return "-"
+        case .array(let a): return a.map(text).joined(separator: ", ")
+        case .object(let o):
+            let main = ["name", "text", "title", "quote", "moment", "item", "theme", "insight", "question"].first { o[$0] != nil }
+            let head = main.flatMap { o[$0] }.map(text) ?? ""
+            let rest = o.keys.filter { $0 != main && !bookkeeping.contains($0) }.compactMap { k -> String? in
+                guard let x = o[k], x != .null else { return nil }
+                if case .array(let a) = x, a.isEmpty { return nil }
+                return "\(words(k)): \(text(x))"
+            }
+            return ([head].filter { !$0.isEmpty } + (rest.isEmpty ? [] : ["(" + rest.joined(separator: "; ") + ")"])).joined(separator: " ")
+        }
+    }
+
+    /// `keyTakeaways` → `Key takeaways`.
+    static func words(_ key: String) -> String {
+        let w = MethodFlag.kebab(key).replacingOccurrences(of: "-", with: " ")
+        return w.prefix(1).uppercased() + w.dropFirst()
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import ParlanceJSON
+import ParlanceProtocol
+
+/// What each command does: build the method's params, send them through the in-process
+/// server, render the result (`--json`: the result exactly as JSON-RPC returns it).
+enum Runs {
+    static func summarize(_ inv: Invocation) async throws -> Int32 {
+        let files = inv.positionals
+        for (i, file) in files.enumerated() {
+            var p = inv.params
+            p["text"] = .string(try Input.read(file))
+            let r = try await inv.session.request(Summarize.name, p)
+            if inv.json { inv.session.terminal.out(r.serialized() + "\n"); continue }
+            if files.count > 1 { inv.session.terminal.out((i > 0 ? "\n" : "") + "==> \(file) <==\n") }
+            inv.session.terminal.out(Render.summary(r))
+        }
+        return 0
+    }
+
+    static func ask(_ inv: Invocation) async throws -> Int32 {
+        var p = inv.params
+        p["text"] = .string(try Input.read(inv.positionals[0]))
+        p["question"] = .string(inv.positionals[1])
+        let view = inv.json ? nil : StreamView(inv.session.terminal)
+        let r = try await inv.session.request(AskStream.name, p, view: view)
+        if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return 0 }
+        view?.finish(with: r["answer"]?.stringValue ?? "")
+        inv.session.terminal.out(Render.citations(r))
+        return 0
+    }
+
+    static func rewrite(_ inv: Invocation) async throws -> Int32 {
+        var p = inv.params
+        let text: String
+        if let t = inv.positionals.first, t != "-" { text = t } else if inv.positionals.first == "-" || isatty(STDIN_FILENO) == 0 {
+            text = try Input.read("-")
+        } else {
+            throw UsageError("rewrite needs TEXT, or text on stdin (-)", command: "rewrite")
+        }
+        p["text"] = .string(text)
+        let tones = p["tones"]?.arrayValue?.count ?? 0
+        let view = inv.json || tones > 1 ? nil : StreamView(inv.session.terminal, parts: true, skip: ["analysis", "prefix"])
+        let r = try await inv.session.request(ComposeVariations.name, p, view: view)
+        if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return 0 }
+        let variations = r["variations"]?.arrayValue ?? []
+        if let view, variations.count == 1 {
+            view.finish(with: variations[0]["text"]?.stringValue ?? "")
+        } else {
+            inv.session.terminal.out(Render.variations(variations))
+        }
+        return 0
+    }
+
+    static func analyze(_ inv: Invocation) async throws -> Int32 {
+        guard let kind = Command.analyses.first(where: { $0.word == inv.positionals[0] }) else {
+            throw UsageError("analyze takes one of \(Command.analyses.map(\.word).joined(separator: ", ")), got '\(inv.positionals[0])'", command: "analyze")
+        }
+        var p = inv.params
+        p["text"] = .string(try Input.read(inv.positionals[1]))
+        let r = try await inv.session.request(kind.method.name, p)
+        inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
+        return 0
+    }
+
+    static func compare(_ inv: Invocation) async throws -> Int32 {
+        var p = inv.params
+        p["documents"] = .array(try inv.positionals.map { f in
+            .object(JSONObject([("text", .string(try Input.read(f))), ("title", .string(f == "-" ? "stdin" : URL(fileURLWithPath: f).lastPathComponent))]))
+        })
+        let r = try await inv.session.request(AnalyzeCompare.name, p)
+        inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
+        return 0
+    }
+
+    static func models(_ inv: Invocation) async throws -> Int32 {
+        let t = inv.session.terminal
+        if let name = inv.positionals.first {
+            let r = try await inv.session.request(ModelStatus.name, JSONObject([("model", .string(name))]))
+            t.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
+        } else {
+            let r = try await inv.session.request(ModelList.name, JSONObject())
+            t.out(inv.json ? r.serialized() + "\n" : Render.models(r))
+        }
+        return 0
+    }
+
+    static func chat(_ inv: Invocation) async throws -> Int32 {
+        let t = inv.session.terminal
+        var schema: JSONValue? = nil
+        if let path = inv.extra["--schema"] {
+            do { schema = try JSONParser.parse(Array(try Input.read(path).utf8)) } catch let e as UsageError { throw e } catch {
+                throw UsageError("--schema \(path) is not JSON: \(error)", command: "chat")
+            }
+        }
+        var options = JSONObject()
+        if let n = inv.extra["--max-tokens"] {
+            guard let v = Int(n) else { throw UsageError("--max-tokens must be an integer, got '\(n)'", command: "chat") }
+            options["maxTokens"] = .int(v)
+        }
+        let created = try await inv.session.request(SessionCreate.name, inv.params)
+        guard let id = created["sessionId"]?.stringValue else { throw UsageError("session/create answered no sessionId") }
+        let interactive = isatty(STDIN_FILENO) == 1
+        while true {
+            if interactive { t.err("> ") }
+            guard let line = readLine() else { break }
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            var p = JSONObject([("sessionId", .string(id)), ("prompt", .string(line))])
+            if let schema { p["schema"] = schema }
+            if !options.isEmpty { p["options"] = .object(options) }
+            let view = inv.json || schema != nil ? nil : StreamView(t)
+            do {
+                let r = try await inv.session.request(SessionRespond.name, p, view: view)
+                if inv.json { t.out(r.serialized() + "\n") } else if schema != nil {
+                    t.out((r["content"] ?? .null).serialized(pretty: true) + "\n")
+                } else {
+                    view?.finish(with: r["text"]?.stringValue ?? "")
+                }
+            } catch let f as RequestFailure where f.code == -32800 {
+                t.out("\n")  // Ctrl-C stopped this answer; the session goes on
+            }
+        }
+        if interactive { t.err("\n") }
+        return 0
+    }
+}
+
+/// FILE arguments: a path, or - for stdin.
+enum Input {
+    static func read(_ path: String) throws -> String {
+        if path == "-" {
+            let data = FileHandle.standardInput.readDataToEndOfFile()
+            return String(decoding: data, as: UTF8.self)
+        }
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw InputError("\(path): no such file") }
+        guard !isDir.boolValue else { throw InputError("\(path): is a directory") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw InputError("\(path): cannot be read") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A file that cannot be read (exit 1).
+struct InputError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
