@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suites `make test` runs after `swift test`, against the real daemon and model:
-#   1. the protocol conformance suite (protocol/conformance, pytest + jsonschema),
+#   1. the protocol conformance suite (protocol/conformance, pytest + jsonschema), then the
+#      tests under tests/ (pytest: lifecycle over pipes, README examples, …),
 #   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node, Python tools),
 #      and the Python client's own tests against the package pip installs,
 #   3. the editors' tests (every executable editors/*/test.sh),
@@ -46,6 +47,10 @@ step "conformance suite" 5400 python3 -m pytest "$ROOT/protocol/conformance" -q 
 if [ ${#failed[@]} -gt 0 ] && [ -d "$PARLANCE_CONFORMANCE_LOGS" ]; then
   echo "   daemon logs: $PARLANCE_CONFORMANCE_LOGS (kept)"; trap - EXIT
 fi
+
+# 1b. tests/ (pytest): the daemon's lifecycle over pipes, the README's shell examples run as
+#     written, and the other tests kept there. Each test uses its own throwaway directories.
+step "tests/ (pytest)" 1800 python3 -m pytest "$ROOT/tests" -q -p no:cacheprovider
 
 # 2. Examples: each must run to the end and print what it promises.
 example_ndjson() {
