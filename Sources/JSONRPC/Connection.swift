@@ -55,11 +55,15 @@ public final class Connection: Sendable {
     /// left, so a client that pipelines thousands of requests waits in its own write buffer
     /// instead of making the daemon hold them all. The server keeps a message's permit
     /// until the message is answered.
-    public func incoming(window: Int = 1024) -> AsyncStream<(Incoming, Permit)> {
+    ///
+    /// `watchOutput`: end the stream as soon as the reader of our output goes (see
+    /// `watchOutput()`). An end that will close its own output passes false: a thread
+    /// polling a descriptor keeps its file open, so the close would not reach the peer.
+    public func incoming(window: Int = 1024, watchOutput watch: Bool = true) -> AsyncStream<(Incoming, Permit)> {
         let (stream, continuation) = AsyncStream<(Incoming, Permit)>.makeStream()
         incomingEnd.withLock { $0 = { continuation.finish() } }
         if closedOutput.load(ordering: .acquiring) { continuation.finish() }
-        watchOutput()
+        if watch { watchOutput() }
         let fd = input
         let limit = maxMessageSize
         let permits = Window(window)

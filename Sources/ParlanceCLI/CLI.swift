@@ -43,6 +43,8 @@ public enum CLI {
                 args.remove(at: i)
             }
             guard let command else { return try await daemon(&settings, args) }
+            // A command reports its own errors; the server's log says only our faults unless asked.
+            if ProcessInfo.processInfo.environment["PARLANCE_LOG_LEVEL"] == nil { settings.logLevel = .fault }
             return try await run(command, &settings, args)
         } catch let e as UsageError {
             let cmd = e.command ?? command?.name

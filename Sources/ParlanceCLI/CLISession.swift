@@ -35,18 +35,20 @@ final class CLISession: Sendable {
 
     /// Sends a request, shows its progress (a bar on a terminal; streamed text through
     /// `view`), and returns its result. Ctrl-C cancels it.
-    func request(_ method: String, _ params: JSONObject, view: StreamView? = nil) async throws -> JSONValue {
+    /// `progress: false` for methods that take no `workDoneToken`.
+    func request(_ method: String, _ params: JSONObject, view: StreamView? = nil, progress: Bool = true) async throws -> JSONValue {
         let c = try await client()
         let terminal = self.terminal
         let title = Locked("")  // the request's progress title
-        let result = await c.call(method, params, progress: { value in
+        let report: @Sendable (ParlanceProtocol.Progress.Value) -> Void = { value in
             if let t = value.title { title.set(t) }
             if let view, view.take(value) { return }
             if let p = value.percentage, value.kind != .end {
                 let label = value.message ?? value.phase?.rawValue ?? title.get()
                 terminal.progress(label, percent: p)
             }
-        }, started: { id in self.setActive(id) })
+        }
+        let result = await c.call(method, params, progress: progress ? report : nil, started: { id in self.setActive(id) })
         setActive(nil)
         terminal.clearBar()
         switch result {

@@ -33,12 +33,12 @@ struct Command: Sendable {
                 paramsSchema: Summarize.paramsSchema, bound: ["text", "uri"], extra: [], positionals: 1...64, positionalKind: .file,
                 run: Runs.summarize),
         Command(name: "ask", synopsis: "[OPTIONS] FILE QUESTION", summary: "Answer a question from a document, with citations",
-                details: "Answers QUESTION from FILE (- for stdin). The answer streams as the model writes it, then its citations: the supporting segments with their timestamps. When the document does not say, the answer says so.",
+                details: "Answers QUESTION from FILE (- for stdin). On a terminal the answer streams as the model writes it (piped, the final answer is written once), then its citations: the supporting segments with their timestamps. When the document does not say, the answer says so.",
                 paramsSchema: AskStream.paramsSchema, bound: ["text", "uri", "question", "sessionId"], extra: [], positionals: 2...2,
                 positionalKind: .file, run: Runs.ask),
         Command(name: "rewrite", synopsis: "[--tone T]... [--audience A] [OPTIONS] [TEXT | -]",
                 summary: "Rewrite text in one or more tones",
-                details: "Rewrites TEXT (or stdin, when TEXT is - or absent and stdin is not a terminal) in each --tone, for --audience. With one tone the rewrite streams and is printed alone, so it can be piped; with several, each is printed under its tone.",
+                details: "Rewrites TEXT (or stdin, when TEXT is - or absent and stdin is not a terminal) in each --tone, for --audience. With one tone the rewrite is printed alone (streamed on a terminal), so it can be piped; with several, each is printed under its tone.",
                 paramsSchema: ComposeVariations.paramsSchema, bound: ["text"], extra: [], positionals: 0...1, positionalKind: .none,
                 run: Runs.rewrite),
         Command(name: "analyze", synopsis: "tags|entities|highlights|content|worth-it [OPTIONS] FILE",
@@ -72,4 +72,8 @@ struct Invocation: Sendable {
     let extra: [String: String]
     let json: Bool
     let session: CLISession
+
+    /// Text streams as the model writes it on a terminal, where text a retry or a fallback
+    /// replaces can be erased. Piped, only the final text is written.
+    var streams: Bool { !json && session.terminal.stdoutIsTTY }
 }

@@ -31,7 +31,7 @@ final class InProcessClient: Sendable {
         serverRun = Task { await server.run() }
         let pending = self.pending
         reader = Task {
-            for await (incoming, permit) in clientEnd.incoming() {
+            for await (incoming, permit) in clientEnd.incoming(watchOutput: false) {
                 permit.release()
                 guard case .json(let v, _) = incoming else { continue }
                 InProcessClient.deliver(v, pending)

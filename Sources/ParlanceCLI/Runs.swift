@@ -22,10 +22,10 @@ enum Runs {
         var p = inv.params
         p["text"] = .string(try Input.read(inv.positionals[0]))
         p["question"] = .string(inv.positionals[1])
-        let view = inv.json ? nil : StreamView(inv.session.terminal)
+        let view = inv.streams ? StreamView(inv.session.terminal) : nil
         let r = try await inv.session.request(AskStream.name, p, view: view)
         if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return 0 }
-        view?.finish(with: r["answer"]?.stringValue ?? "")
+        finish(view, inv, r["answer"]?.stringValue ?? "")
         inv.session.terminal.out(Render.citations(r))
         return 0
     }
@@ -40,12 +40,12 @@ enum Runs {
         }
         p["text"] = .string(text)
         let tones = p["tones"]?.arrayValue?.count ?? 0
-        let view = inv.json || tones > 1 ? nil : StreamView(inv.session.terminal, parts: true, skip: ["analysis", "prefix"])
+        let view = inv.streams && tones <= 1 ? StreamView(inv.session.terminal, parts: true, skip: ["analysis", "prefix"]) : nil
         let r = try await inv.session.request(ComposeVariations.name, p, view: view)
         if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return 0 }
         let variations = r["variations"]?.arrayValue ?? []
-        if let view, variations.count == 1 {
-            view.finish(with: variations[0]["text"]?.stringValue ?? "")
+        if variations.count == 1, tones <= 1 {
+            finish(view, inv, variations[0]["text"]?.stringValue ?? "")
         } else {
             inv.session.terminal.out(Render.variations(variations))
         }
@@ -76,10 +76,10 @@ enum Runs {
     static func models(_ inv: Invocation) async throws -> Int32 {
         let t = inv.session.terminal
         if let name = inv.positionals.first {
-            let r = try await inv.session.request(ModelStatus.name, JSONObject([("model", .string(name))]))
+            let r = try await inv.session.request(ModelStatus.name, JSONObject([("model", .string(name))]), progress: false)
             t.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
         } else {
-            let r = try await inv.session.request(ModelList.name, JSONObject())
+            let r = try await inv.session.request(ModelList.name, JSONObject(), progress: false)
             t.out(inv.json ? r.serialized() + "\n" : Render.models(r))
         }
         return 0
@@ -108,13 +108,13 @@ enum Runs {
             var p = JSONObject([("sessionId", .string(id)), ("prompt", .string(line))])
             if let schema { p["schema"] = schema }
             if !options.isEmpty { p["options"] = .object(options) }
-            let view = inv.json || schema != nil ? nil : StreamView(t)
+            let view = inv.streams && schema == nil ? StreamView(t) : nil
             do {
                 let r = try await inv.session.request(SessionRespond.name, p, view: view)
                 if inv.json { t.out(r.serialized() + "\n") } else if schema != nil {
                     t.out((r["content"] ?? .null).serialized(pretty: true) + "\n")
                 } else {
-                    view?.finish(with: r["text"]?.stringValue ?? "")
+                    finish(view, inv, r["text"]?.stringValue ?? "")
                 }
             } catch let f as RequestFailure where f.code == -32800 {
                 t.out("\n")  // Ctrl-C stopped this answer; the session goes on
@@ -122,6 +122,14 @@ enum Runs {
         }
         if interactive { t.err("\n") }
         return 0
+    }
+}
+
+extension Runs {
+    /// Ends streamed text with the result's own (replacing what was streamed when they
+    /// differ), or prints the result's text when nothing streamed.
+    static func finish(_ view: StreamView?, _ inv: Invocation, _ text: String) {
+        if let view { view.finish(with: text) } else { inv.session.terminal.out(text.hasSuffix("\n") ? text : text + "\n") }
     }
 }
 
