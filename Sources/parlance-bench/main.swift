@@ -8,19 +8,21 @@ import ParlanceJSON
 /// targets hold. Same model, threads and context for every figure.
 var args = Array(CommandLine.arguments.dropFirst())
 var daemonPath = ".build/release/parlance"
-var threads = 2
+var threads = MachineDefaults.threads
 var matrixOnly = false
 var lspOnly = false
 var modelsOnly = false
 var remoteOnly = false
+var cliOnly = false
 while !args.isEmpty {
     let a = args.removeFirst()
     if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
-    else if a == "--threads", !args.isEmpty { threads = Int(args.removeFirst()) ?? 2 }
+    else if a == "--threads", !args.isEmpty { threads = Int(args.removeFirst()) ?? threads }
     else if a == "--reference-matrix" { matrixOnly = true }
     else if a == "--lsp-only" { lspOnly = true }
     else if a == "--models-only" { modelsOnly = true }
     else if a == "--remote-only" { remoteOnly = true }
+    else if a == "--cli-only" { cliOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -70,6 +72,11 @@ let llamaServer = env["PARLANCE_LLAMA_SERVER"]
 if remoteOnly {
     guard let llamaServer else { log("set PARLANCE_LLAMA_SERVER (scripts/setup-llama-server.sh)"); exit(2) }
     print(try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
+    exit(0)
+}
+// `--cli-only`: only the command line's first-token figures.
+if cliOnly {
+    print(try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
     exit(0)
 }
 // `--lsp-only`: only the LSP surface's figures.
@@ -238,6 +245,8 @@ log("the LSP surface: code-action menu, rewrite after the choice, keystrokes on 
 let lsp = try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 log("models: initialize with a model configured, a cold model's first token, RSS with one and two models")
 let models = try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
+log("command line: parlance ask / rewrite, first token on a terminal, against --stdio")
+let cli = try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 log("remote: the same completion straight to llama-server and through Parlance")
 let remote: JSONValue = try llamaServer.map { try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: $0, threads: threads) }
     ?? ["skipped": "PARLANCE_LLAMA_SERVER not set"]
@@ -273,6 +282,7 @@ let out: JSONValue = [
     "lsp": lsp,
     "models": models,
     "remote": remote,
+    "cli": cli,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
     "targets": [
         "decode>=95%": .bool(oneRatio >= 0.95), "prompt>=90%": .bool(ppRatio >= 0.90),
@@ -293,6 +303,8 @@ let out: JSONValue = [
         "initialize<=50ms": models["targets"]?["initialize<=50ms"] ?? false,
         "remoteAddedFirstToken<=10ms": remote["targets"]?["addedFirstToken<=10ms"] ?? false,
         "remoteThroughput>=97%": remote["targets"]?["throughput>=97%"] ?? false,
+        "cliAskFirstToken<=1.1xStdio": cli["targets"]?["askCli<=1.1xStdio"] ?? false,
+        "cliRewriteFirstToken<=1.1xStdio": cli["targets"]?["rewriteCli<=1.1xStdio"] ?? false,
     ],
 ]
 print(out.serialized(pretty: true))
