@@ -8,6 +8,10 @@ The rule (every fenced block of README.md is classified; one that cannot be is a
 - A shell block is not run when the nearest non-blank line above its fence is
   `<!-- not run: REASON -->` (REASON not empty), or when every command in it is `make …`
   (optionally behind VAR=value): set-up, build and test entry points, which CI runs itself.
+- A shell block whose every command runs the command line (`parlance COMMAND …`, COMMAND
+  a word, optionally with input piped in: `echo … | parlance rewrite -`) runs with
+  `bash -e -o pipefail` from the repository root as below; it must exit 0, write something
+  to stdout, and write no `parlance:` error to stderr.
 - Every other shell block must drive the daemon with its input piped in (`… | parlance`,
   or `… | .build/release/parlance`); it runs with `bash -e -o pipefail` from the
   repository root, stdin /dev/null, the built daemon's directory first on PATH, throwaway
@@ -37,6 +41,7 @@ NOT_RUN = re.compile(r"^<!--\s*not run:\s*(\S.*?)\s*-->$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 LOOKS_LIKE_SHELL = re.compile(r"^\s*(?:\$\s+)?(?:(?:printf|echo|cat|make)\s|(?:\S*/)?parlance\s+-)")
 MAKE = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)*make(?:\s|$)")
+CLI_COMMAND = re.compile(r"^(?:[^|]*\|\s*)?parlance\s+[a-z][a-z-]*(?:\s|$)")
 PIPED_INTO_DAEMON = re.compile(r"\|\s*(?:\S*/)?parlance(?:\s|$)")
 RUN_TIMEOUT = 600
 
@@ -102,6 +107,8 @@ def classify(b: Block) -> Block:
         b.kind, b.why = "skip", f"marked not run: {b.marker}"
     elif commands(b.text) and all(MAKE.match(c) for c in commands(b.text)):
         b.kind, b.why = "skip", "make commands (CI runs them)"
+    elif commands(b.text) and all(CLI_COMMAND.match(c) for c in commands(b.text)):
+        b.kind, b.why = "cli", "the command line"
     elif PIPED_INTO_DAEMON.search(re.sub(r"\\\n", " ", b.text)):
         b.requests = block_requests(b.text)
         if b.requests:
@@ -116,6 +123,7 @@ def classify(b: Block) -> Block:
 
 ALL = [classify(b) for b in blocks(README.read_text())]
 RUNNABLE = [b for b in ALL if b.kind == "run"]
+CLI_BLOCKS = [b for b in ALL if b.kind == "cli"]
 
 
 def test_every_block_is_classified() -> None:
@@ -157,3 +165,24 @@ def test_block_runs(block: Block, parlance_bin: Path, daemon_env: Dict[str, str]
             assert isinstance(result.get("summary"), str) and result["summary"].strip(), f"no summary\n{where}"
         if r["method"] == "shutdown":
             assert result == {}, where
+
+
+def test_the_command_line_examples_are_run() -> None:
+    assert CLI_BLOCKS, "no README block runs the command line (the \"From the shell\" examples)"
+
+
+@pytest.mark.parametrize("block", CLI_BLOCKS, ids=[f"README.md:{b.line}" for b in CLI_BLOCKS])
+def test_command_line_block_runs(block: Block, parlance_bin: Path, daemon_env: Dict[str, str]) -> None:
+    env = dict(daemon_env)
+    env["PATH"] = f"{parlance_bin.parent}{os.pathsep}{env.get('PATH', '')}"
+    for command in commands(block.text):
+        p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=ROOT, env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=RUN_TIMEOUT)
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        where = f"README.md:{block.line}: {command}\nstdout:\n{out}\nstderr (tail):\n" + "\n".join(err.splitlines()[-20:])
+        assert p.returncode == 0, f"exit code {p.returncode}\n{where}"
+        assert out.strip(), f"nothing on stdout\n{where}"
+        assert "parlance:" not in err, f"an error on stderr\n{where}"
+        assert "\x1b" not in out and "\r" not in out, f"decoration in piped output\n{where}"
+        if "--json" in command.split():
+            json.loads(out)
