@@ -6,7 +6,7 @@ ENV = eval "$$(scripts/setup.sh)"
 RPATH = -Xlinker -rpath -Xlinker "$$PARLANCE_LLAMA_LIBDIR"
 SWIFT_BUILD = swift build -c release $(RPATH)
 
-.PHONY: all setup build demo test unit-test bench eval fuzz soak spec clean
+.PHONY: all setup build demo test unit-test bench eval fuzz soak spec clean static-build install uninstall dist deb
 
 all: build
 
@@ -50,3 +50,41 @@ soak: build
 
 clean:
 	rm -rf .build
+
+# ── Installing ───────────────────────────────────────────────────────────────────────────
+# install, dist and deb ship the tree scripts/stage-install.sh stages (DESTDIR/PREFIX):
+# bin/parlance with the Swift runtime linked in, llama.cpp's libraries in lib/parlance (found
+# through $ORIGIN), the default model, man page, completions, editor files and licenses.
+# The installed binary is built in its own scratch path: --static-swift-stdlib changes every
+# compile command (-static-stdlib), and `swift test` relinks .build/release with its own
+# flags, so sharing .build would recompile everything on each switch.
+PREFIX ?= /usr/local
+DESTDIR ?=
+STATIC_SCRATCH = .build/static
+STATIC_BUILD = swift build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) $(RPATH)
+# Under sudo the build runs as the invoking user (their set-up cache, no root-owned files
+# in the tree); only the copying runs as root.
+AS_BUILDER = $(if $(and $(SUDO_USER),$(filter-out root,$(SUDO_USER))),sudo -u "$(SUDO_USER)" -H )
+
+static-build:
+	@$(ENV) && scripts/packaging-deps.sh build && $(STATIC_BUILD) \
+	  && printf 'PARLANCE_LLAMA_LIBDIR=%q\nPARLANCE_DEFAULT_MODEL=%q\n' "$$PARLANCE_LLAMA_LIBDIR" "$$PARLANCE_DEFAULT_MODEL" > $(STATIC_SCRATCH)/stage-inputs.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=]; make uninstall with the same PREFIX/DESTDIR
+# removes exactly what it installed (share/parlance/install-manifest.txt).
+install:
+	@$(AS_BUILDER)$(MAKE) --no-print-directory static-build
+	@scripts/stage-install.sh --prefix "$(PREFIX)" --destdir "$(DESTDIR)"
+
+uninstall:
+	@scripts/uninstall.sh --prefix "$(PREFIX)" --destdir "$(DESTDIR)"
+
+# .build/dist/parlance-VERSION-linux-ARCH.tar.gz: runs from wherever it is unpacked.
+dist:
+	@$(AS_BUILDER)$(MAKE) --no-print-directory static-build
+	@scripts/make-dist.sh
+
+# .build/dist/parlance_VERSION_ARCH.deb (PREFIX /usr, Depends from dpkg-shlibdeps, lintian-clean).
+deb:
+	@$(AS_BUILDER)$(MAKE) --no-print-directory static-build
+	@scripts/make-deb.sh
