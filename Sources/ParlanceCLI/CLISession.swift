@@ -96,6 +96,8 @@ final class StreamView: Sendable {
         var part: String? = nil
         var text = ""
         var wrote = false
+        /// A restart came without text (a new attempt announced): the next text replaces what is shown.
+        var restart = false
     }
     private let state = Mutex(State())  // guards the streamed part and its text
 
@@ -107,7 +109,16 @@ final class StreamView: Sendable {
 
     /// Handles a progress value; true when it was streamed text.
     func take(_ v: ParlanceProtocol.Progress.Value) -> Bool {
-        guard let delta = v.delta else { return false }
+        guard let delta = v.delta else {
+            // A new attempt is announced before its text (`restart` without a delta): for the
+            // streamed part, or for the whole result when it names no part.
+            if v.restart == true {
+                state.withLock { s in
+                    if !parts || v.part == nil || s.part == nil || v.part == s.part { s.restart = true }
+                }
+            }
+            return false
+        }
         let out = state.withLock { s -> (erase: String?, write: String)? in
             if parts {
                 guard let p = v.part, !skip.contains(p) else { return nil }
@@ -116,7 +127,8 @@ final class StreamView: Sendable {
             }
             var erase: String? = nil
             var prefix = ""
-            if v.restart == true {
+            if v.restart == true || s.restart {
+                s.restart = false
                 if terminal.stdoutIsTTY { erase = s.text } else if s.wrote && !s.text.hasSuffix("\n") { prefix = "\n" }
                 s.text = ""
             }

@@ -98,7 +98,7 @@ enum Runs {
             guard let v = Int(n) else { throw UsageError("--max-tokens must be an integer, got '\(n)'", command: "chat") }
             options["maxTokens"] = .int(v)
         }
-        let created = try await inv.session.request(SessionCreate.name, inv.params)
+        let created = try await inv.session.request(SessionCreate.name, inv.params, progress: false)  // takes no workDoneToken
         guard let id = created["sessionId"]?.stringValue else { throw UsageError("session/create answered no sessionId") }
         let interactive = isatty(STDIN_FILENO) == 1
         while true {

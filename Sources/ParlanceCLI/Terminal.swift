@@ -19,10 +19,13 @@ final class Terminal: Sendable {
     }
     private let bar = Mutex(Bar())  // guards the progress bar's state (drawn from the reader's thread)
 
-    /// Columns of the terminal on stderr (80 when it does not say).
-    var columns: Int {
+    /// Columns of the terminal on stderr, where the bar is drawn (80 when it does not say).
+    var columns: Int { Terminal.columns(STDERR_FILENO) }
+
+    /// Columns of the terminal on `fd` (80 when it does not say).
+    static func columns(_ fd: Int32) -> Int {
         var w = winsize()
-        return ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &w) == 0 && w.ws_col > 0 ? Int(w.ws_col) : 80
+        return ioctl(fd, UInt(TIOCGWINSZ), &w) == 0 && w.ws_col > 0 ? Int(w.ws_col) : 80
     }
 
     func out(_ s: String) {
@@ -74,9 +77,9 @@ final class Terminal: Sendable {
         if shown { put(STDERR_FILENO, "\r\u{1B}[K") }
     }
 
-    /// Rows `text` takes on the terminal (for erasing streamed text that was replaced).
+    /// Rows `text` takes on the terminal on stdout (for erasing streamed text that was replaced).
     func rows(_ text: String) -> Int {
-        let cols = columns
+        let cols = Terminal.columns(STDOUT_FILENO)
         return text.split(separator: "\n", omittingEmptySubsequences: false).reduce(0) { $0 + max(1, ($1.count + cols - 1) / cols) }
     }
 
