@@ -57,8 +57,11 @@ sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@MAINTAINER@|$maintain
 (cd "$PKG" && find usr -type f | LC_ALL=C sort | xargs md5sum) > "$PKG/DEBIAN/md5sums"
 chmod 0644 "$PKG/DEBIAN/control" "$PKG/DEBIAN/md5sums"
 find "$PKG" -exec touch -h -d "@$epoch" {} +
-dpkg-deb --root-owner-group -Zxz --build "$PKG" "$deb.tmp" >/dev/null
+# gzip, not dpkg-deb's default xz: the model's quantized weights hardly compress, and xz -6
+# took 94 s here for a 10% smaller package (104 MiB against 115 MiB); gzip -9 takes 11 s.
+dpkg-deb --root-owner-group -Zgzip -z9 --build "$PKG" "$deb.tmp" >/dev/null
 mv "$deb.tmp" "$deb"
+rm -rf "$WORK"
 echo "make-deb: $deb ($(du -h "$deb" | cut -f1)); Depends: $depends" >&2
 
 if [ "${PARLANCE_LINTIAN:-1}" != 0 ]; then

@@ -34,7 +34,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MAKE_TIMEOUT = 3600.0      # the first make builds the static binary (minutes on 2 cores)
-RUN_TIMEOUT = 300.0        # one model load and a short generation
+RUN_TIMEOUT = 600.0        # bounds one model load and a short generation (seconds when the machine is idle)
+# One llama.cpp thread: the tests share 2 cores with whatever else runs, and llama.cpp's
+# threads spin-wait for each other, so more threads than free cores stall a run many times over.
+DAEMON_ARGS = ["--threads", "1"]
 TEXT = "Alice: the launch moves to March. Bob: then marketing needs the date by Friday."
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux", reason="installing is Linux-only (ELF, patchelf)")
@@ -130,7 +133,7 @@ def summarize_over_stdio(binary: Path, env: Dict[str, str], workdir: Path) -> Tu
         {"jsonrpc": "2.0", "id": 2, "method": "analysis/summarize", "params": {"text": TEXT, "maxTokens": 96}},
     ]
     log = open(workdir / "daemon.log", "wb")
-    proc = subprocess.Popen([str(binary), "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([str(binary), "--stdio", *DAEMON_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=log, env=env, cwd=workdir)
     try:
         assert proc.stdin is not None
@@ -226,7 +229,8 @@ def test_installed_cli_summarize(installed: Path, tmp_path: Path) -> None:
     sample = tmp_path / "podcast-start.srt"
     sample.write_text("\n\n".join(cues[:6]) + "\n", encoding="utf-8")
     # 192: room for the whole JSON object (a summary cut off at maxTokens is an error).
-    p = subprocess.run([str(prefix / "bin" / "parlance"), "summarize", "--json", "--max-tokens", "192", str(sample)],
+    p = subprocess.run([str(prefix / "bin" / "parlance"), "summarize", "--json", "--max-tokens", "192",
+                        "--max-attempts", "1", *DAEMON_ARGS, str(sample)],
                        env=bare_env(tmp_path / "home"), cwd=tmp_path, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=RUN_TIMEOUT)
     assert p.returncode == 0, f"exit {p.returncode}\nstdout:\n{p.stdout[-2000:]}\nstderr:\n{p.stderr[-3000:]}"
