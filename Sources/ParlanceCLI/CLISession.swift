@@ -39,13 +39,12 @@ final class CLISession: Sendable {
     func request(_ method: String, _ params: JSONObject, view: StreamView? = nil, progress: Bool = true) async throws -> JSONValue {
         let c = try await client()
         let terminal = self.terminal
-        let title = Locked("")  // the request's progress title
+        let label = Locked("starting")  // what the bar says: the last phase or message reported
         let report: @Sendable (ParlanceProtocol.Progress.Value) -> Void = { value in
-            if let t = value.title { title.set(t) }
             if let view, view.take(value) { return }
             if let p = value.percentage, value.kind != .end {
-                let label = value.message ?? value.phase?.rawValue ?? title.get()
-                terminal.progress(label, percent: p)
+                if let m = value.message ?? value.phase?.rawValue { label.set(m) }
+                terminal.progress(label.get(), percent: p)
             }
         }
         let result = await c.call(method, params, progress: progress ? report : nil, started: { id in self.setActive(id) })

@@ -108,7 +108,7 @@ public struct DaemonSettings: Sendable {
             Flag("--max-loaded-models", "N", "at most N models loaded; the least recently used idle one is unloaded for another") { $0.registry.maxLoadedModels = try integer("--max-loaded-models", $1, 1...64) },
             Flag("--max-model-bytes", "N", "at most N bytes of loaded models; a request that cannot fit gets memoryBudget") { $0.registry.maxModelBytes = try integer("--max-model-bytes", $1, 1...(1 << 50)) },
             Flag("--ctx", "N", "context size in tokens, shared by all sequences (default \(e.contextSize))") { $0.engine.contextSize = try integer("--ctx", $1, 128...131072) },
-            Flag("--threads", "N", "CPU threads (default: this machine's physical cores, \(MachineDefaults.threads) here)") { $0.engine.threads = try integer("--threads", $1, 1...256) },
+            Flag("--threads", "N", "CPU threads (default: the physical cores this process may run on, as llama.cpp counts them)") { $0.engine.threads = try integer("--threads", $1, 1...256) },
             Flag("--parallel", "N", "requests decoded together (default \(e.parallel))") { $0.engine.parallel = try integer("--parallel", $1, 1...64) },
             Flag("--batch", "N", "tokens per llama_decode batch (default \(e.batchSize))") { d, v in
                 d.engine.batchSize = try integer("--batch", v, 32...4096)

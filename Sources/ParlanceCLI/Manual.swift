@@ -1,3 +1,4 @@
+import ParlanceEngine
 import ParlanceServer
 
 /// `--help`, each command's `--help`, the man page and the bash, zsh and fish completions,
@@ -40,6 +41,8 @@ enum Manual {
 
         options (the daemon's and every command's):
         \(daemonFlags.map(line).joined(separator: "\n"))
+
+        On this machine --threads defaults to \(MachineDefaults.threads).
         """
     }
 
