@@ -304,3 +304,42 @@ def test_deb_extracts_and_runs(installed: Path, tmp_path: Path) -> None:
     expected |= {"share/doc/parlance/changelog.gz", "share/lintian/overrides/parlance"}
     assert files == expected, (sorted(files - expected), sorted(expected - files))
     check_runs(relocate(usr, tmp_path / "moved-usr"), tmp_path)
+
+
+# -- the README, from "Install" to a rewrite in Neovim -------------------------------------
+
+def readme_block(heading: str, lang: str) -> str:
+    import re
+    readme = (ROOT / "README.md").read_text()
+    at = readme.index(heading)
+    m = re.search(r"```" + lang + r"\n(.*?)```", readme[at:], re.S)
+    assert m, f"no ```{lang} block under {heading!r} in README.md"
+    return m.group(1)
+
+
+def test_slow_readme_neovim_rewrite_with_only_parlance_on_path(installed: Path, tmp_path: Path) -> None:
+    """slow: a newcomer's path. The installed tree, copied elsewhere; a bare environment whose
+    PATH has that bin and the system's, a fresh HOME whose init.lua is the README's Neovim 0.7
+    block as written, and an XDG_CACHE_HOME of its own (as Flatpak and snap editors have). The
+    code-action menu is answered "Rewrite: formal" (vim.ui.select, as a person picks it); the
+    selection must be replaced."""
+    if shutil.which("nvim") is None:
+        subprocess.run(["bash", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim"],
+                       check=True, timeout=900, stdout=subprocess.DEVNULL)
+    prefix = relocate(installed, tmp_path / "elsewhere")
+    env = bare_env(tmp_path / "home")
+    env["PATH"] = f"{prefix / 'bin'}:/usr/bin:/bin"
+    env["XDG_CACHE_HOME"] = str(tmp_path / "another-cache")
+    env["TERM"] = "dumb"
+    (tmp_path / "home" / ".config" / "nvim").mkdir(parents=True)
+    (tmp_path / "home" / ".config" / "nvim" / "init.lua").write_text(readme_block("### Neovim 0.7 (`init.lua`)", "lua"))
+    note = tmp_path / "note.md"
+    note.write_text("# Notes\nhey Sam, can u send the 14 slides by Thursday? thx\n")
+    env["NOTE"], env["OUT"] = str(note), str(tmp_path / "result.txt")
+    p = subprocess.run(["nvim", "--headless", "-c", f"luafile {ROOT / 'tests/fixtures/nvim-readme-rewrite.lua'}"], env=env,
+                       cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=RUN_TIMEOUT)
+    result = (tmp_path / "result.txt").read_text() if (tmp_path / "result.txt").exists() else ""
+    assert result.startswith("BEFORE:"), f"nvim exit {p.returncode}: {result}\n{p.stdout.decode(errors='replace')[-3000:]}"
+    after = result.split("AFTER:", 1)[1].strip()
+    assert after and "hey Sam, can u" not in after, result
