@@ -23,8 +23,8 @@ final class CLISession: Sendable {
     /// The client, started and initialized on first use.
     func client() async throws -> InProcessClient {
         if let c = state.withLock({ $0.client }) { return c }
-        let options = try settings.serverOptions()
-        let c = try InProcessClient(options: options, log: settings.startLogging())
+        let log = settings.startLogging()
+        let c = try InProcessClient(options: try settings.serverOptions(log: log), log: log)
         state.withLock { $0.client = c }
         installInterrupt()
         switch await c.call(Initialize.name) {

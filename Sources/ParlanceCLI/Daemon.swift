@@ -13,11 +13,11 @@ import ParlanceServer
 enum Daemon {
     static func serve(_ settings: DaemonSettings) async -> Int32 {
         let options: ServerOptions
-        do { options = try settings.serverOptions() } catch {
+        let log = settings.startLogging()
+        do { options = try settings.serverOptions(log: log) } catch {
             FileHandle.standardError.write(Data("parlance: \(error)\n".utf8))
             return 2
         }
-        let log = settings.startLogging()
         let connection = Connection.stdio(maxMessageSize: settings.maxMessage)
         let server = Server(options: options, connection: connection, log: log)
         log.info("parlance \(Server.version) serving on stdio; models: " + options.models.models.map { "\($0.name) (\($0.engine.modelPath))" }.joined(separator: ", ")

@@ -173,8 +173,10 @@ public struct DaemonSettings: Sendable {
 
     /// The server's options: the registry (flags over the config file over the default
     /// model), caches, history. Throws a UsageError for a bad config file or model name.
-    func serverOptions() throws -> ServerOptions {
+    /// The engines' warnings (a GPU asked for that is not there, a KV state file dropped) go to `log`.
+    func serverOptions(log: Logger) throws -> ServerOptions {
         var engine = self.engine
+        engine.onWarning = { log.warning($0) }
         var services = self.services
         var registry = self.registry
         services.cacheDirectory = cacheDir
