@@ -184,10 +184,10 @@ final class StormAndSoakTests: XCTestCase {
     // MARK: process hygiene
 
     /// Starts a long generation and returns its id once its first text has streamed.
-    func startGenerating(_ d: DaemonProcess) throws -> Int {
+    func startGenerating(_ d: DaemonProcess, maxTokens: Int = 500) throws -> Int {
         _ = d.initialize()
         let sid = d.call("session/create", ["instructions": "Tell long stories."]).result?["sessionId"] ?? .null
-        let id = d.start("session/respond", ["sessionId": sid, "prompt": "A very long story, please.", "workDoneToken": "h", "options": ["maxTokens": 500]])
+        let id = d.start("session/respond", ["sessionId": sid, "prompt": "A very long story, please.", "workDoneToken": "h", "options": ["maxTokens": .int(maxTokens)]])
         XCTAssertNotNil(d.waitFor(timeout: 300) { $0["params"]?["value"]?["delta"] != nil }, "no streamed text before stopping the daemon")
         return id
     }
@@ -202,11 +202,15 @@ final class StormAndSoakTests: XCTestCase {
         if let r { XCTAssertEqual(r.errorCode, -32800, "\(what): \(r)", file: file, line: line) }
     }
 
-    func testStdinClosedMidStreamExitsWithoutFinishingTheGeneration() throws {
+    /// End of input drains: the generation in flight runs to its end, is answered, then the
+    /// daemon exits 0 (a pipe keeps every answer).
+    func testStdinClosedMidStreamFinishesTheGenerationThenExits() throws {
         let d = try DaemonProcess()
-        let id = try startGenerating(d)
+        let id = try startGenerating(d, maxTokens: 64)
         d.closeInput()
-        assertExitedMidStream(d, id, "end of input")
+        let r = d.waitFor(timeout: 300) { $0["id"] == .int(id) }
+        XCTAssertNotNil(r?.result, "end of input: the request in flight was not answered with its result: \(String(describing: r))")
+        XCTAssertEqual(d.waitExit(timeout: 300), 0)
     }
 
     func testSigtermAndSigintExitCleanly() throws {
