@@ -37,10 +37,7 @@ enum Render {
         }.joined()
     }
 
-    static func time(_ seconds: Double) -> String {
-        let s = Int(seconds)
-        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%02d:%02d", s / 60, s % 60)
-    }
+    static func time(_ seconds: Double) -> String { Terminal.clock(wholeSeconds: Int(seconds), padMinutes: true) }
 
     static func variations(_ vs: [JSONValue]) -> String {
         vs.enumerated().map { i, v in

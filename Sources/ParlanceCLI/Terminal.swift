@@ -89,9 +89,11 @@ final class Terminal: Sendable {
         put(STDOUT_FILENO, "\r" + (up > 0 ? "\u{1B}[\(up)A" : "") + "\u{1B}[J")
     }
 
-    static func clock(_ seconds: Double) -> String {
-        let s = Int(seconds.rounded())
-        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    static func clock(_ seconds: Double) -> String { clock(wholeSeconds: Int(seconds.rounded())) }
+
+    /// `h:mm:ss`, or `m:ss` under an hour (`mm:ss` with `padMinutes`, as transcripts write times).
+    static func clock(wholeSeconds s: Int, padMinutes: Bool = false) -> String {
+        s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: padMinutes ? "%02d:%02d" : "%d:%02d", s / 60, s % 60)
     }
 }
 
