@@ -16,7 +16,6 @@ struct RequestFailure: Error {
 /// its result is by construction what JSON-RPC returns.
 final class InProcessClient: Sendable {
     private let connection: Connection
-    private let server: Server
     private let serverRun: Task<Int32, Never>
     private let pending = PendingRequests()
     private let reader: Task<Void, Never>
@@ -27,7 +26,6 @@ final class InProcessClient: Sendable {
         }
         connection = clientEnd
         let server = Server(options: options, connection: serverEnd, log: log)
-        self.server = server
         serverRun = Task { await server.run() }
         let pending = self.pending
         reader = Task {
@@ -102,9 +100,6 @@ final class InProcessClient: Sendable {
         connection.closeOutput()
         _ = await serverRun.value
     }
-
-    /// Cancels everything (a second Ctrl-C, a failed write) and stops the models.
-    func abort() async { await server.stop() }
 }
 
 /// The requests awaiting answers, and their progress handlers.
