@@ -6,7 +6,8 @@
 
 Transcripts are parsed the way the daemon numbers segments: SRT/WebVTT one segment per
 cue in document order (ids 1, 2, 3...; the cue number in the file is ignored), plain text
-one segment per blank-line-separated paragraph. `<v Name>` tags, other inline tags,
+one segment per blank-line-separated paragraph. Items may carry `"extra": true` (left out of
+`make eval`) or `"heldOut": true` (the held-out part; never tuned on, never extra). `<v Name>` tags, other inline tags,
 entities and a leading `Name:` speaker label are stripped; a cue's lines are joined
 with single spaces. Exits 1 on any failure.
 """
@@ -18,15 +19,29 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRANSCRIPTS = os.path.join(HERE, "transcripts")
 AUDIENCES = {"executive", "peer", "client", "team", "public"}
-REQUIRED_DOCS = ["beekeeping.srt", "standup.vtt", "cocina.txt", "clinic.txt", "lecture-fr.vtt", "council.srt"]
+REQUIRED_DOCS = ["beekeeping.srt", "standup.vtt", "cocina.txt", "clinic.txt", "lecture-fr.vtt", "council.srt",
+                 "product.txt", "support.srt"]
 LONG_DOC, LONG_MIN_CHARS = "council.srt", 24000
 PLAIN_MAX = 350
+# Minimum sizes of the whole set and of its held-out part (README.md, "Held-out part").
+MIN_QA, MIN_UNANSWERABLE, MIN_COMPOSE = 110, 40, 42
+MIN_HELD_UNANSWERABLE, MIN_HELD_COMPOSE = 12, 14
+HELD_SHARE = (0.28, 0.38)  # "about one third" of each family
 
 errors = []
 
 
 def fail(msg):
     errors.append(msg)
+
+
+def check_marks(family, item_id, item):
+    """`extra` and `heldOut` are optional, `true` when present, and never together."""
+    for key in ("extra", "heldOut"):
+        if key in item and item[key] is not True:
+            fail(f"{family} {item_id}: {key} must be true when present, got {item[key]!r}")
+    if item.get("extra") and item.get("heldOut"):
+        fail(f"{family} {item_id}: a held-out item cannot be extra (make eval must run it)")
 
 
 # --- text cleaning (mirrors Sources/ParlanceDocuments/CueText.swift and Markup.swift) ---
@@ -215,9 +230,10 @@ def check_qa(qa, docs):
             fail(f"qa {qid}: duplicate id")
         seen.add(qid)
         keys = {"id", "doc", "question", "answerable", "gold", "evidence", "answer"}
-        if set(q) - {"extra"} != keys or q.get("extra", True) is not True:
-            fail(f"qa {qid}: keys must be exactly {sorted(keys)}, got {sorted(q)}")
+        if set(q) - {"extra", "heldOut"} != keys:
+            fail(f"qa {qid}: keys must be exactly {sorted(keys)} (plus extra, heldOut), got {sorted(q)}")
             continue
+        check_marks("qa", qid, q)
         if not isinstance(q["question"], str) or not q["question"].strip():
             fail(f"qa {qid}: empty question")
         doc = q["doc"]
@@ -275,9 +291,10 @@ def check_compose(items):
         for k in ("id", "kind", "text", "facts", "audience"):
             if k not in c:
                 fail(f"compose {cid}: missing {k}")
-        extra = set(c) - {"id", "kind", "text", "facts", "audience", "language", "extra"}
+        extra = set(c) - {"id", "kind", "text", "facts", "audience", "language", "extra", "heldOut"}
         if extra:
             fail(f"compose {cid}: unexpected keys {sorted(extra)}")
+        check_marks("compose", cid, c)
         text, facts = c.get("text", ""), c.get("facts", [])
         if c.get("audience") not in AUDIENCES:
             fail(f"compose {cid}: audience {c.get('audience')!r} not in {sorted(AUDIENCES)}")
@@ -322,22 +339,38 @@ def main():
         qa, compose = [], []
     check_qa([q for q in qa if isinstance(q, dict)], docs)
     check_compose([c for c in compose if isinstance(c, dict)])
-    answerable = sum(1 for q in qa if isinstance(q, dict) and q.get("answerable") is True)
-    unanswerable = sum(1 for q in qa if isinstance(q, dict) and q.get("answerable") is False)
-    if len(qa) < 40:
-        fail(f"qa: {len(qa)} questions, need at least 40")
-    if unanswerable < 8:
-        fail(f"qa: {unanswerable} unanswerable questions, need at least 8")
-    if len(compose) < 24:
-        fail(f"compose: {len(compose)} items, need at least 24")
+    qa = [q for q in qa if isinstance(q, dict)]
+    compose = [c for c in compose if isinstance(c, dict)]
+    answerable = sum(1 for q in qa if q.get("answerable") is True)
+    unanswerable = sum(1 for q in qa if q.get("answerable") is False)
+    if len(qa) < MIN_QA:
+        fail(f"qa: {len(qa)} questions, need at least {MIN_QA}")
+    if unanswerable < MIN_UNANSWERABLE:
+        fail(f"qa: {unanswerable} unanswerable questions, need at least {MIN_UNANSWERABLE}")
+    if len(compose) < MIN_COMPOSE:
+        fail(f"compose: {len(compose)} items, need at least {MIN_COMPOSE}")
+    held_qa = [q for q in qa if q.get("heldOut") is True]
+    held_unanswerable = sum(1 for q in held_qa if q.get("answerable") is False)
+    held_compose = [c for c in compose if c.get("heldOut") is True]
+    if held_unanswerable < MIN_HELD_UNANSWERABLE:
+        fail(f"qa: {held_unanswerable} held-out unanswerable questions, need at least {MIN_HELD_UNANSWERABLE}")
+    if len(held_compose) < MIN_HELD_COMPOSE:
+        fail(f"compose: {len(held_compose)} held-out items, need at least {MIN_HELD_COMPOSE}")
+    for family, items, held in (("qa", qa, held_qa), ("compose", compose, held_compose)):
+        if items and not HELD_SHARE[0] <= len(held) / len(items) <= HELD_SHARE[1]:
+            fail(f"{family}: {len(held)} of {len(items)} items held out, want about a third")
+    core_qa = sum(1 for q in qa if not q.get("extra"))
+    core_compose = sum(1 for c in compose if not c.get("extra"))
 
     for e in errors:
         print("FAIL", e, file=sys.stderr)
     cues = ", ".join(f"{d} {len(s)}" for d, s in docs.items())
     long_chars = sum(len(s["text"]) for s in docs.get(LONG_DOC, []))
     status = "FAILED" if errors else "ok"
-    print(f"eval data {status}: {len(qa)} questions ({answerable} answerable, {unanswerable} unanswerable), "
-          f"{len(compose)} compose items; segments {cues}; {LONG_DOC} {long_chars} chars"
+    print(f"eval data {status}: {len(qa)} questions ({answerable} answerable, {unanswerable} unanswerable; "
+          f"{len(held_qa)} held out, {held_unanswerable} of them unanswerable; {core_qa} run by make eval), "
+          f"{len(compose)} compose items ({len(held_compose)} held out; {core_compose} run by make eval); "
+          f"segments {cues}; {LONG_DOC} {long_chars} chars"
           + (f"; {len(errors)} errors" if errors else ""))
     return 1 if errors else 0
 
