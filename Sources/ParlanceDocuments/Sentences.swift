@@ -1,5 +1,5 @@
 /// Sentence and word boundaries on UTF-8 bytes, shared by the plain-text parser and the chunker.
-enum Sentences {
+public enum Sentences {
     private static let abbreviations: Set<String> = [
         "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "no",
         "fig", "approx", "dept", "est", "mt", "ft", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
@@ -10,7 +10,7 @@ enum Sentences {
     /// text back, and each piece keeps the whitespace that follows it. Breaks after `.`, `!`,
     /// `?` or `…` (plus closing quotes/brackets) followed by whitespace, except after common
     /// abbreviations and single-letter initials, and right after CJK full stops.
-    static func split(_ text: String) -> [String] {
+    public static func split(_ text: String) -> [String] {
         let b = Array(text.utf8)
         var out: [String] = []
         var start = 0

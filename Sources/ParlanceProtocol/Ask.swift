@@ -66,6 +66,47 @@ public enum AskStream: RPCMethod {
 
     public enum Confidence: String, Codable, Sendable, SchemaEnum { case low, medium, high }
 
+    /// What a question asks for, when its wording says: an amount ("how much does it
+    /// cost"), a quantity ("how many tonnes"), a time ("when"), a name ("who", "the name of").
+    public enum AnswerType: String, Codable, Sendable, SchemaEnum { case amount, quantity, time, name }
+
+    /// The evidence that the document answers the question, and the calibrated
+    /// probability read from it.
+    public struct Answerability: Codable, Sendable, Hashable, Schematic {
+        public var probability: Double
+        public var expects: AnswerType?
+        public var questionCoverage: Double
+        public var focusCoverage: Double
+        public var typedCoverage: Double
+        public var typeMissing: Bool
+        public var modelPassed: Bool
+        public var modelSaysNotFound: Bool
+        public var answerSupport: Double
+        public init(probability: Double = 0, expects: AnswerType?, questionCoverage: Double, focusCoverage: Double, typedCoverage: Double,
+                    typeMissing: Bool, modelPassed: Bool, modelSaysNotFound: Bool, answerSupport: Double) {
+            self.probability = probability
+            self.expects = expects
+            self.questionCoverage = questionCoverage
+            self.focusCoverage = focusCoverage
+            self.typedCoverage = typedCoverage
+            self.typeMissing = typeMissing
+            self.modelPassed = modelPassed
+            self.modelSaysNotFound = modelSaysNotFound
+            self.answerSupport = answerSupport
+        }
+        public static let schemaHints: [String: SchemaHint] = [
+            "probability": SchemaHint(description: "Calibrated probability that the document answers the question (a logistic model over the fields below, fitted on a labeled set). Below 0.5 the answer is not found.", minimum: 0, maximum: 1),
+            "expects": SchemaHint(description: "The kind of answer the question's wording asks for; absent when it does not say."),
+            "questionCoverage": SchemaHint(description: "Share of the question's content words found anywhere in the document.", minimum: 0, maximum: 1),
+            "focusCoverage": SchemaHint(description: "Best share of the question's focus words (its content words without those that only say what is asked, such as cost or name) in one passage of one or two segments.", minimum: 0, maximum: 1),
+            "typedCoverage": SchemaHint(description: "The same, over passages that also hold an answer of the expected kind (equal to focusCoverage when none is expected).", minimum: 0, maximum: 1),
+            "typeMissing": SchemaHint(description: "The question expects a kind of answer and no passage shown holds one."),
+            "modelPassed": SchemaHint(description: "The model's own answer passed every check."),
+            "modelSaysNotFound": SchemaHint(description: "The model answered that the document does not say."),
+            "answerSupport": SchemaHint(description: "Share of the model answer's own content words (beyond the question's) found in the segments shown.", minimum: 0, maximum: 1),
+        ]
+    }
+
     public struct Retrieval: Codable, Sendable, Hashable, Schematic {
         public var method: String
         public var wholeDocument: Bool
@@ -86,6 +127,8 @@ public enum AskStream: RPCMethod {
         public var found: Bool
         public var citations: [Citation]
         public var confidence: Confidence
+        public var confidenceScore: Double?
+        public var answerability: Answerability?
         public var relatedTopics: [String]
         public var timestamp: String?
         public var sessionId: String
@@ -99,7 +142,10 @@ public enum AskStream: RPCMethod {
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = [
             "answer": SchemaHint(description: "The answer, or \"not found in the document\" (localized) when no segment is relevant."),
-            "found": SchemaHint(description: "False when retrieval found nothing relevant: no model call, no citations, confidence low."),
+            "found": SchemaHint(description: "False when the document does not answer the question: retrieval found nothing relevant (no model call), the model said so, or the evidence does not hold the kind of answer asked for (answerability.probability below 0.5). No citations then."),
+            "confidence": SchemaHint(description: "confidenceScore in words: high from 0.8, medium from 0.5, low below."),
+            "confidenceScore": SchemaHint(description: "Calibrated probability that the result is right: for an answer, that the document answers the question; for not found, that it does not. Absent when retrieval found nothing (no evidence read).", minimum: 0, maximum: 1),
+            "answerability": SchemaHint(description: "The evidence confidenceScore was read from. Absent when retrieval found nothing."),
             "citations": SchemaHint(description: "Segments supporting the answer; the model can only pick ids of segments it was shown."),
             "timestamp": SchemaHint(description: "The cited span as MM:SS-MM:SS (the seed's EpisodeAnswer.timestamp); absent without times."),
             "turn": SchemaHint(description: "1 for a new conversation, then 2, 3… for follow-ups."),

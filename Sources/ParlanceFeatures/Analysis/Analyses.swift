@@ -85,6 +85,9 @@ extension AnalysisJob {
     /// Names in this job's transcript, for the list checks.
     var names: Set<String> { ListVerifier.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
 
+    /// The transcript, for the checks that items are supported by it.
+    var source: SourceSupport { SourceSupport(segments: input.transcript.segments) }
+
     /// One schema-guided call, checked by `check`; while a list still lacks good items or a
     /// scalar fails, another attempt (another seed, the task with a stricter line) tops it up.
     func generateVerified(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,

@@ -42,7 +42,7 @@ public enum WorthIt {
         let (body, chunks, u) = try await job.body(output: transcriptTokens)
         let check = ListCheck(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
                               proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
-                              names: job.names)
+                              names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter], language: job.input.language.language)
         let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),
                                                  maxTokens: transcriptTokens, range: chunks > 1 ? 80...(hasComments ? 90 : 99) : 5...(hasComments ? 70 : 99),
                                                  expectedChars: 1500, check: check)

@@ -111,9 +111,9 @@ public enum Ask {
         let turn = s.turns.count / 2 + 1
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
         // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
-        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
+        var attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
         let cacheKey = [AskStream.name, input.contentHash, question, input.language.language, engine.identity, "\(options.seed)", "\(options.deterministic)",
-                        "\(options.sampling.temperature)", "\(options.maxTokens)", "verify=\(attempts.verify)/\(attempts.maxAttempts)"].joined(separator: "|")
+                        "\(options.sampling.temperature)", "\(options.maxTokens)", "verify=\(attempts.verify)/\(attempts.maxAttempts)", "answerability=1"].joined(separator: "|")
         if s.turns.isEmpty, let hit: CachedAnswer = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit.result {
             s.turns = [ChatMessage(.user, hit.user), ChatMessage(.assistant, hit.raw)]
             s.history = []
@@ -193,6 +193,22 @@ public enum Ask {
         meta["retrieval"] = .object(retrieval)
 
         let shown = ids.compactMap { input.segment($0) }
+        let passages = AnswerVerifier.Passages(shown)
+        let evidence = Answerability.evidence(question: question, segments: shown)
+        func features(passed: Bool, saysNotFound: Bool, support: Double) -> Answerability.Features {
+            var f = Answerability.Features(expects: evidence.expects, questionCoverage: (sel.coverage * 100).rounded() / 100,
+                                           focusCoverage: (evidence.focusCoverage * 100).rounded() / 100,
+                                           typedCoverage: (evidence.typedCoverage * 100).rounded() / 100,
+                                           typeMissing: evidence.expects != nil && evidence.passage.isEmpty, modelPassed: passed,
+                                           modelSaysNotFound: saysNotFound, answerSupport: (support * 100).rounded() / 100)
+            f.probability = (Answerability.probability(f) * 1000).rounded() / 1000
+            return f
+        }
+        if features(passed: true, saysNotFound: false, support: 1).probability < Answerability.threshold {
+            // Even a passing, supported answer would not outweigh the evidence that the
+            // document never gives what is asked: one attempt, no retries.
+            attempts.maxAttempts = 1
+        }
         let instructions = [task, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
         var usage = Usage.zero
         let (best, firstVerification) = try await attempts.run(progress: ctx.progress, { attempt in
@@ -208,7 +224,7 @@ public enum Ask {
             usage = usage + out.usage
             let d = out.json ?? [:]
             let verdict = AnswerVerifier.check(question: question, answer: d["answer"]?.stringValue ?? "",
-                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], shown: shown, instructions: instructions)
+                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions)
             return (out: out, user: user, verdict: verdict, attempt: attempt)
         }, check: { $0.verdict.issues })
         let out = best.out
@@ -224,37 +240,41 @@ public enum Ask {
             }
             verification = Verification(passed: open.isEmpty, attempts: verification.attempts, issues: open)
         }
-        var answer = d["answer"]?.stringValue ?? ""
+        let modelAnswer = d["answer"]?.stringValue ?? ""
+        var answer = modelAnswer
         var found = !best.verdict.saysNotFound
+        let answerability = features(passed: firstVerification.passed, saysNotFound: best.verdict.saysNotFound,
+                                     support: found ? Answerability.support(answer: modelAnswer, question: question, segments: shown) : 0)
+        let answers = answerability.probability >= Answerability.threshold
         // verify: false: the model's own citations (of segments it was shown), as before the checks.
         var citations = attempts.verify ? best.verdict.citations.compactMap { input.segment($0) }
             : (d["citations"]?.arrayValue ?? []).compactMap { $0.intValue }.filter(convo.shown.contains).compactMap { input.segment($0) }
         citations = citations.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
-        var confidence = d["confidence"]?.stringValue ?? "low"
-        if !verification.passed, attempts.verify {
-            // No usable answer within the attempts: say the document does not answer when the
-            // question asks about something it never mentions, else quote the best segments.
+        if attempts.verify, !answers, found || !verification.passed {
+            // The evidence says the document does not give what is asked: whatever the model
+            // answered (an unrelated quote, a near miss, an invented figure) is not an answer.
             let failed = verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
-            let quoted = extractive(question: question, shown: shown)
-            // A question for a figure or a date that the best segments do not contain, or one
-            // half of whose words the document lacks, is one the document does not answer.
-            let kind = QuestionKind.expected(question)
-            let lacksFigure = kind.map { k in !quoted.contains { QuestionKind.answers($0.text, k) } } ?? false
-            if lacksFigure || sel.coverage < Ask.answeredCoverage || quoted.isEmpty {
-                answer = Retrieval.notFound(input.language.language)
-                found = false
-                citations = []
-                verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .notFound)
-            } else {
-                // The answer quotes the best segment; the citations are the ones retrieval and
-                // the checks chose (the quoted segment among them).
-                let repaired = best.verdict.citations.compactMap { input.segment($0) }
-                citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
-                answer = quoted.map { quote($0) }.joined(separator: " ")
-                verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .extractive)
-            }
-            confidence = "low"
-            ctx.progress(.init(kind: .report, message: "no model answer passed verification: \(verification.fallback!.rawValue) answer", phase: .verifying,
+            let why = evidence.expects.map { "no segment shown gives \(Ask.describe($0)) next to the question's subject" }
+                ?? "the segments shown do not hold the question's subject"
+            answer = Retrieval.notFound(input.language.language)
+            found = false
+            citations = []
+            verification = Verification(passed: true, attempts: verification.attempts,
+                                        issues: failed + [VerificationIssue(.notAnswered, "\(why) (answerability \(answerability.probability)): not found", path: "answer", repaired: true)],
+                                        fallback: .notFound)
+            ctx.progress(.init(kind: .report, message: "the document does not answer the question", phase: .verifying, delta: answer,
+                               attempt: verification.attempts, restart: true))
+        } else if attempts.verify, answers, !verification.passed || !found {
+            // No usable model answer (or the model said "not mentioned" where the evidence
+            // holds the answer): quote the passage that holds it.
+            let failed = verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
+            let quoted = extractive(question: question, evidence: evidence, passages: passages)
+            let repaired = best.verdict.citations.compactMap { input.segment($0) }
+            citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
+            answer = quoted.map { quote($0) }.joined(separator: " ")
+            found = true
+            verification = Verification(passed: true, attempts: verification.attempts, issues: failed, fallback: .extractive)
+            ctx.progress(.init(kind: .report, message: "no model answer passed verification: extractive answer", phase: .verifying,
                                delta: answer, attempt: verification.attempts, restart: true))
         }
         if found, verification.fallback == nil, best.attempt != verification.attempts {
@@ -272,14 +292,24 @@ public enum Ask {
             }
         }
         citations.sort { $0.id < $1.id }
-        // An answer tied to no segment is not a confident one.
-        if citations.isEmpty { confidence = "low" }
-        s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, out.text)]
-        s.history = out.prompt.tokens + out.tokens
+        let score = found ? answerability.probability : 1 - answerability.probability
+        let confidence = score >= 0.8 ? "high" : score >= 0.5 ? "medium" : "low"
+        if answer == modelAnswer {
+            s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, out.text)]
+            s.history = out.prompt.tokens + out.tokens
+        } else {
+            // The answer returned replaced the model's: the conversation goes on from what the
+            // user was given (re-rendered next turn), not from the model's failed text.
+            s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, JSONValue.object(["answer": .string(answer)]).serialized())]
+            s.history = []
+        }
         convo.exchanges.append((question, answer))
         await Conversations.shared.set(s.id, convo)
         let topics = Analyses.dedupe(d["relatedTopics"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        let result = try build(meta, answer: answer, found: found, citations: citations, confidence: confidence, topics: found ? topics : [],
+        var scored = meta
+        scored["confidenceScore"] = .double((score * 1000).rounded() / 1000)
+        scored["answerability"] = try JSONValue(encoding: answerability)
+        let result = try build(scored, answer: answer, found: found, citations: citations, confidence: confidence, topics: found ? topics : [],
                                usage: usage, verification: verification)
         if turn == 1 {
             await ctx.services.analysisCache.put(cacheKey, CachedAnswer(result: try JSONValue(encoding: result), user: best.user, raw: out.text,
@@ -288,19 +318,28 @@ public enum Ask {
         return result
     }
 
-    /// With no usable model answer, a question half of whose content words occur nowhere in
-    /// the document is taken as one the document does not answer.
-    static let answeredCoverage = 0.5
-
     /// The line added to the task from the second attempt on.
     static let stricter = "Answer in one or two plain sentences using only facts from the transcript above; if it does not say, answer that it is not mentioned."
 
-    /// The extractive fallback: the shown segment that best matches the question (the reply
-    /// when the best match is an interviewer's question), and the next best when it is close.
-    static func extractive(question: String, shown: [Segment]) -> [Segment] {
-        let ranked = AnswerVerifier.relevant(question: question, shown: shown)
+    /// The extractive fallback: the passage the evidence found holding the question's subject
+    /// and an answer of the kind asked for (the reply when it is an interviewer's question),
+    /// else the shown segment that best matches the question.
+    static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages) -> [Segment] {
+        let held = evidence.passage.compactMap { id in passages.segments.first { $0.id == id } }
+            .filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
+        if !held.isEmpty { return Array(held.prefix(2)) }
+        let ranked = AnswerVerifier.relevant(question: question, passages: passages)
         let replies = ranked.filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
         return Array(replies.prefix(1))
+    }
+
+    static func describe(_ t: Answerability.AnswerType) -> String {
+        switch t {
+        case .amount: "an amount"
+        case .quantity: "a number"
+        case .time: "a date or time"
+        case .name: "a name"
+        }
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).

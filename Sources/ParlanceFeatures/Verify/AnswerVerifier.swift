@@ -18,7 +18,23 @@ public enum AnswerVerifier {
         public var blocking: Bool { issues.contains { $0.repaired != true } }
     }
 
+    /// The segments shown for one answer and their BM25 index, built once per answer: every
+    /// attempt's check, the citation repair and the extractive fallback rank against it.
+    public struct Passages: Sendable {
+        public let segments: [Segment]
+        let index: BM25Index
+        public init(_ segments: [Segment]) {
+            self.segments = segments
+            index = BM25Index(documents: segments.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
+        }
+    }
+
     public static func check(question: String, answer: String, cited: [Int], shown: [Segment], instructions: [String]) -> Verdict {
+        check(question: question, answer: answer, cited: cited, passages: Passages(shown), instructions: instructions)
+    }
+
+    public static func check(question: String, answer: String, cited: [Int], passages: Passages, instructions: [String]) -> Verdict {
+        let shown = passages.segments
         var issues: [VerificationIssue] = []
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
         // A one-word answer is fine when it is a word of the segments (a name for "who…?").
@@ -48,7 +64,7 @@ public enum AnswerVerifier {
         if !invented.isEmpty {
             issues.append(VerificationIssue(.unsupportedFact, "not in the segments shown: " + invented.map(\.text).joined(separator: ", "), path: "answer"))
         }
-        let (citations, repairs) = repairCitations(question: question, answer: text, cited: cited, shown: shown)
+        let (citations, repairs) = repairCitations(question: question, answer: text, cited: cited, passages: passages)
         issues += repairs
         return Verdict(issues: issues, citations: citations, saysNotFound: false)
     }
@@ -59,23 +75,24 @@ public enum AnswerVerifier {
     }
 
     /// Segments ranked by how well they support the answer and the question together.
-    public static func support(question: String, answer: String, shown: [Segment]) -> [(id: Int, score: Double)] {
-        let index = BM25Index(documents: shown.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
+    public static func support(question: String, answer: String, passages p: Passages) -> [(id: Int, score: Double)] {
         // The answer counts twice: a citation supports what was said, not only what was asked.
-        return index.search(answer + " " + answer + " " + question, limit: shown.count).map { (shown[$0.index].id, $0.score) }
+        p.index.search(answer + " " + answer + " " + question, limit: p.segments.count).map { (p.segments[$0.index].id, $0.score) }
     }
 
     /// Segments ranked by the question alone (what retrieval answers).
-    public static func relevance(question: String, shown: [Segment]) -> [(id: Int, score: Double)] {
-        let index = BM25Index(documents: shown.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
-        return index.search(question, limit: shown.count).map { (shown[$0.index].id, $0.score) }
+    public static func relevance(question: String, passages p: Passages) -> [(id: Int, score: Double)] {
+        p.index.search(question, limit: p.segments.count).map { (p.segments[$0.index].id, $0.score) }
     }
+
+    public static func relevant(question: String, shown: [Segment]) -> [Segment] { relevant(question: question, passages: Passages(shown)) }
 
     /// Segments ranked by the question alone, an interviewer's question replaced by the
     /// reply after it (in an interview the matching question is rarely the answer).
-    public static func relevant(question: String, shown: [Segment]) -> [Segment] {
+    public static func relevant(question: String, passages p: Passages) -> [Segment] {
+        let shown = p.segments
         var out: [Segment] = []
-        let ranked = relevance(question: question, shown: shown)
+        let ranked = relevance(question: question, passages: p)
         guard let top = ranked.first?.score else { return [] }
         for r in ranked where r.score >= 0.5 * top {
             guard let i = shown.firstIndex(where: { $0.id == r.id }) else { continue }
@@ -88,11 +105,12 @@ public enum AnswerVerifier {
         return out
     }
 
-    static func repairCitations(question: String, answer: String, cited: [Int], shown: [Segment]) -> ([Int], [VerificationIssue]) {
+    static func repairCitations(question: String, answer: String, cited: [Int], passages: Passages) -> ([Int], [VerificationIssue]) {
+        let shown = passages.segments
         let questionTerms = TextChecks.terms(question)
         let answerTerms = TextChecks.terms(answer)
-        let byQuestion = relevant(question: question, shown: shown).map(\.id)
-        let byAnswer = support(question: question, answer: answer, shown: shown)
+        let byQuestion = relevant(question: question, passages: passages).map(\.id)
+        let byAnswer = support(question: question, answer: answer, passages: passages)
         var kept: [Int] = []
         var dropped: [Int] = []
         // The model's citations stay when they share a word with the question and one with

@@ -12,6 +12,34 @@ struct ListCheck: Sendable {
     var labels: [String]
     /// Names in the source (speakers, capitalised names and phrases).
     var names: Set<String>
+    /// With a source, items must be supported by it and must not repeat `instructions`;
+    /// sentence lists are topped up from its central sentences, and a failing audience is
+    /// replaced by a description of the people interested in the first topics.
+    var source: SourceSupport? = nil
+    var instructions: [String] = []
+    var topicsKey: String? = nil
+    var language = "en"
+
+    init(fields: [ListVerifier.Field], audienceKey: String? = nil, proseKeys: [String] = [], labels: [String], names: Set<String>,
+         source: SourceSupport? = nil, instructions: [String] = [], topicsKey: String? = nil, language: String = "en") {
+        self.fields = fields
+        self.audienceKey = audienceKey
+        self.proseKeys = proseKeys
+        self.labels = labels
+        self.names = names
+        self.source = source
+        self.instructions = instructions
+        self.topicsKey = topicsKey
+        self.language = language
+        fill = source?.centralSentences() ?? []
+    }
+
+    /// The source's central sentences, most central first.
+    private let fill: [String]
+
+    func repair(_ items: [String], _ f: ListVerifier.Field) -> (items: [String], issues: [VerificationIssue]) {
+        ListVerifier.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, fill: fill)
+    }
 
     /// `repair: false` (verify: false) reports what the checks find and changes nothing.
     func apply(_ content: JSONObject, repair: Bool = true) -> (JSONObject, [VerificationIssue]) {
@@ -19,7 +47,7 @@ struct ListCheck: Sendable {
         var issues: [VerificationIssue] = []
         for f in fields {
             guard let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
-            let (kept, found) = ListVerifier.repair(items, field: f, labels: labels, names: names)
+            let (kept, found) = self.repair(items, f)
             if repair {
                 o[f.key] = .array(kept.map { .string($0) })
                 issues += found
@@ -27,7 +55,16 @@ struct ListCheck: Sendable {
                 issues += found.map { var i = $0; i.repaired = nil; i.message = i.message.replacingOccurrences(of: ": removed", with: ""); return i }
             }
         }
-        issues += scalarIssues(o)
+        var scalars = scalarIssues(o)
+        if repair, let key = audienceKey, let i = scalars.firstIndex(where: { $0.code == .audienceIsName }) {
+            // Repaired before regenerating: the people the first topics interest.
+            let topics = topicsKey.flatMap { o[$0]?.arrayValue?.compactMap(\.stringValue) } ?? []
+            let audience = ListVerifier.audience(topics: topics, language: language)
+            o[key] = .string(audience)
+            scalars[i].message += ": replaced by \"\(audience)\""
+            scalars[i].repaired = true
+        }
+        issues += scalars
         return (o, issues)
     }
 
@@ -58,9 +95,9 @@ struct ListCheck: Sendable {
             let short = issues.contains { $0.repaired != true && ($0.path?.hasPrefix(f.key + "[") ?? false) }
             guard short, let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
             // Only the items that passed, then the new attempt's, each checked against all before it.
-            let good = ListVerifier.repair(items, field: ListVerifier.Field(f.key, f.kind, minItems: 0), labels: labels, names: names).items
+            let good = repair(items, ListVerifier.Field(f.key, f.kind, minItems: 0)).items
             let fresh = next[f.key]?.arrayValue?.compactMap(\.stringValue) ?? []
-            let (kept, found) = ListVerifier.repair(good + fresh, field: f, labels: labels, names: names)
+            let (kept, found) = repair(good + fresh, f)
             let limit = max(f.minItems, items.count)
             o[f.key] = .array(kept.prefix(limit).map { .string($0) })
             out += found.filter { $0.repaired != true }.map { var i = $0; i.path = f.key; return i }

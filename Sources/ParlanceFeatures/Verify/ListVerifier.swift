@@ -23,7 +23,10 @@ public enum ListVerifier {
     static let duplicateOverlap = 0.75
 
     /// The problem with `item` given the items kept before it, or nil when it is fine.
-    public static func problem(_ item: String, kind: Kind, before kept: [String], labels: [String], names: Set<String>) -> VerificationIssueCode? {
+    /// With `source`, an item must also be supported by the transcript and must not repeat
+    /// the prompt's `instructions` ("3-5 key takeaways for your next project").
+    public static func problem(_ item: String, kind: Kind, before kept: [String], labels: [String], names: Set<String>,
+                        source: SourceSupport? = nil, instructions: [String] = []) -> VerificationIssueCode? {
         let n = TextChecks.normalized(item)
         guard !n.isEmpty, n.contains(where: \.isLetter) else { return .labelItem }
         if TextChecks.placeholder(in: item, source: "") != nil || speakerLine(item, names: names) { return .labelItem }
@@ -41,7 +44,18 @@ public enum ListVerifier {
             if raw.count < 3 { return .nameOnlyItem }
             if raw.count <= 4, raw.allSatisfy({ $0.text.first?.isUppercase ?? false }) { return .nameOnlyItem }
         }
+        if let source {
+            if TextChecks.echo(in: item, instructions: instructions, source: source.text) != nil || promptWords(item) { return .instructionEcho }
+            if !source.supported(item) { return .unsupportedFact }
+        }
         return nil
+    }
+
+    /// The task's own words as an item: "3-5 key takeaways", "for your next project".
+    static func promptWords(_ item: String) -> Bool {
+        let n = " " + TextChecks.normalized(item) + " "
+        return n.range(of: #" \d+ \d+ "#, options: .regularExpression) != nil && (n.contains(" takeaway") || n.contains(" topic"))
+            || [" key takeaway", " main topic", " takeaways for", " your next project", " target audience", " engagement level"].contains { n.contains($0) }
     }
 
     /// An item without the enumerator a model writes before it ("1. ", "2) ", "- ", "• ").
@@ -81,19 +95,31 @@ public enum ListVerifier {
     /// Items in order, failing ones dropped, with one issue per dropped item. The list
     /// never goes below `minItems`: the least bad dropped items are kept (and reported as
     /// not repaired) when there are not enough good ones.
-    public static func repair(_ items: [String], field: Field, labels: [String], names: Set<String>) -> (items: [String], issues: [VerificationIssue]) {
+    /// `fill`: sentences of the transcript that may stand in for dropped items of a
+    /// sentence list (before any failing item is kept to reach `minItems`).
+    public static func repair(_ items: [String], field: Field, labels: [String], names: Set<String>, source: SourceSupport? = nil,
+                       instructions: [String] = [], fill: [String] = []) -> (items: [String], issues: [VerificationIssue]) {
         var kept: [String] = []
         var dropped: [(item: String, code: VerificationIssueCode, index: Int)] = []
         let items = items.map(unnumbered)
         for (i, raw) in items.enumerated() {
             let item = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if let code = problem(item, kind: field.kind, before: kept, labels: labels, names: names) {
+            if let code = problem(item, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) {
                 dropped.append((item, code, i))
             } else {
                 kept.append(item)
             }
         }
         var issues: [VerificationIssue] = []
+        if field.kind == .sentence, !dropped.isEmpty {
+            for candidate in fill where kept.count < field.minItems {
+                guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) == nil,
+                      !kept.contains(where: { TextChecks.jaccard($0, candidate) >= 0.4 }) else { continue }
+                issues.append(VerificationIssue(dropped[0].code, "\"\(RewriteVerifier.clip(candidate, 60))\", a central sentence of the transcript: added",
+                                                path: "\(field.key)[\(kept.count)]", repaired: true))
+                kept.append(candidate)
+            }
+        }
         // Not enough good items: keep name-only or label items before duplicates.
         let order: [VerificationIssueCode] = [.nameOnlyItem, .labelItem, .duplicateItem]
         let refill = dropped.sorted { (order.firstIndex(of: $0.code) ?? 9, $0.index) < (order.firstIndex(of: $1.code) ?? 9, $1.index) }
@@ -119,6 +145,8 @@ public enum ListVerifier {
         case .duplicateItem: return "\(q) repeats an earlier item"
         case .labelItem: return "\(q) is a prompt label or a repeated word, not content"
         case .nameOnlyItem: return "\(q) is a name, not a sentence"
+        case .instructionEcho: return "\(q) repeats the prompt's own words"
+        case .unsupportedFact: return "\(q) is not supported by the transcript"
         default: return q
         }
     }
@@ -130,9 +158,60 @@ public enum ListVerifier {
         let words = WordDiff.tokens(audience).filter { $0.isWord && $0.text.filter(\.isLetter).count >= 2 }
         let titleCase = !words.isEmpty && words.allSatisfy { $0.text.first?.isUppercase ?? false }
         let fromText = names.contains(n) || words.contains { names.contains(TextChecks.normalized($0.text)) && ($0.text.first?.isUppercase ?? false) }
-        guard n.isEmpty || names.contains(n) || (titleCase && fromText) || !TextChecks.isLanguage(audience) && words.count < 2 else { return nil }
-        return VerificationIssue(.audienceIsName, "targetAudience \"\(RewriteVerifier.clip(audience, 60))\" is a name from the text, not a description of people",
-                                 path: "targetAudience")
+        if n.isEmpty {
+            return VerificationIssue(.audienceIsName, "targetAudience is empty", path: "targetAudience")
+        }
+        if names.contains(n) || (titleCase && fromText) || !TextChecks.isLanguage(audience) && words.count < 2 {
+            return VerificationIssue(.audienceIsName, "targetAudience \"\(RewriteVerifier.clip(audience, 60))\" is a name from the text, not a description of people",
+                                     path: "targetAudience")
+        }
+        if !describesPeople(audience) {
+            return VerificationIssue(.audienceIsName, "targetAudience \"\(RewriteVerifier.clip(audience, 60))\" does not describe a kind of person",
+                                     path: "targetAudience")
+        }
+        return nil
+    }
+
+    /// "engineers who build on-device AI", "anyone curious about bees": a people noun or a
+    /// "those who"/"anyone" phrase, in English, Spanish, French or German.
+    public static func describesPeople(_ audience: String) -> Bool {
+        let words = TextChecks.normalized(audience).split(separator: " ").map(String.init)
+        return words.contains { w in peopleNouns.contains(w) || peopleNouns.contains(w.hasSuffix("s") ? String(w.dropLast()) : w) }
+    }
+
+    static let peopleNouns: Set<String> = [
+        "people", "person", "listener", "viewer", "reader", "audience", "user", "developer", "engineer", "programmer", "anyone", "everyone",
+        "those", "fan", "professional", "student", "beginner", "expert", "enthusiast", "team", "manager", "patient", "parent", "families",
+        "adult", "children", "kid", "clinician", "doctor", "nurse", "staff", "worker", "employee", "owner", "leader", "researcher",
+        "practitioner", "hobbyist", "individual", "member", "community", "public", "caregiver", "maker", "builder", "newcomer", "learner",
+        "founder", "entrepreneur", "designer", "teacher", "resident", "citizen", "customer", "client", "buyer", "shopper", "traveller",
+        "traveler", "cook", "chef", "gardener", "beekeeper", "farmer", "investor", "marketer", "writer", "creator", "musician", "artist",
+        "executive", "analyst", "scientist", "consumer", "volunteer", "councillor", "official", "startup", "startups", "company", "companies",
+        "business", "businesses", "organisation", "organization", "organizations", "organisations", "vet", "vets", "pet", "homeowner",
+        "personas", "persona", "oyentes", "lectores", "usuarios", "estudiantes", "profesionales", "aficionados", "cocineros", "publico",
+        "personnes", "auditeurs", "lecteurs", "utilisateurs", "etudiants", "professionnels", "amateurs", "passionnes", "menschen", "horer",
+        "leser", "nutzer",
+    ]
+
+    /// A description of people for a result whose `targetAudience` failed: those interested
+    /// in its first topics, in the result's language.
+    public static func audience(topics: [String], language: String) -> String {
+        // A topic is lower-cased as a phrase ("Privacy" → "privacy"), except acronyms ("AI")
+        // and names of two or more capitalised words ("Fernhill Labs").
+        let about = topics.prefix(2).map { t -> String in
+            let words = t.split(separator: " ")
+            if words.count >= 2, words.allSatisfy({ $0.first?.isUppercase ?? false }) { return t }
+            return words.map { w in w.count >= 2 && w.allSatisfy({ $0.isUppercase || $0.isNumber }) ? String(w) : w.lowercased() }.joined(separator: " ")
+        }
+        let lang = String(language.prefix(2))
+        let and = ["es": " y ", "fr": " et ", "de": " und "][lang] ?? " and "
+        let list = about.isEmpty ? nil : about.joined(separator: and)
+        switch lang {
+        case "es": return list.map { "Personas interesadas en \($0)" } ?? "Público general"
+        case "fr": return list.map { "Personnes intéressées par \($0)" } ?? "Grand public"
+        case "de": return list.map { "Menschen, die sich für \($0) interessieren" } ?? "Allgemeines Publikum"
+        default: return list.map { "People interested in \($0)" } ?? "A general audience"
+        }
     }
 
     /// Names in a source: its speakers and the capitalised words and phrases that are

@@ -1,0 +1,75 @@
+import Foundation
+import ParlanceDocuments
+
+/// How well the transcript supports a generated list item (a takeaway, a topic): the share
+/// of the item's content words found in one passage of three consecutive segments, as the
+/// answer verifier reads support. An item said nowhere in the episode ("AI can improve
+/// everything from healthcare to education") has little; one that restates a passage has
+/// most. Also the transcript's central sentences, to stand in for an unsupported takeaway.
+public struct SourceSupport: Sendable {
+    private let windows: [Set<String>]
+    private let segments: [Segment]
+    /// The transcript's text (what an item may repeat without echoing the prompt).
+    let text: String
+
+    public init(segments: [Segment]) {
+        self.segments = segments
+        text = segments.map(\.text).joined(separator: "\n")
+        let terms = segments.map { Set(BM25Index.terms($0.text)) }
+        windows = terms.indices.map { i in terms[i..<min(terms.count, i + 3)].reduce(into: Set<String>()) { $0.formUnion($1) } }
+    }
+
+    /// Items supported below this share are not the transcript's.
+    static let minimum = 0.5
+
+    public func support(_ item: String) -> Double {
+        let own = Set(BM25Index.terms(item))
+        guard !own.isEmpty, !windows.isEmpty else { return 1 }
+        return windows.map { Double($0.intersection(own).count) }.max()! / Double(own.count)
+    }
+
+    public func supported(_ item: String) -> Bool { support(item) >= SourceSupport.minimum }
+
+    /// Sentences of the transcript that state something (8 to 30 words, not a question),
+    /// most central first: those whose words recur across the most segments, lightly
+    /// rewritten (a speaker's fillers dropped, a capital, a full stop).
+    public func centralSentences() -> [String] {
+        var df: [String: Int] = [:]
+        for s in segments { for t in Set(BM25Index.terms(s.text)) { df[t, default: 0] += 1 } }
+        var scored: [(String, Double)] = []
+        for s in segments {
+            for raw in Sentences.split(s.text) {
+                let sentence = SourceSupport.tidy(raw)
+                let words = TextChecks.wordCount(sentence)
+                guard (8...30).contains(words), !sentence.hasSuffix("?") else { continue }
+                let terms = Set(BM25Index.terms(sentence))
+                guard terms.count >= 4 else { continue }
+                let score = terms.reduce(0.0) { $0 + log(1 + Double(df[$1, default: 0])) } / Double(terms.count).squareRoot()
+                scored.append((sentence, score))
+            }
+        }
+        return scored.sorted { $0.1 > $1.1 }.map(\.0)
+    }
+
+    /// A spoken sentence as a written one: leading fillers and hedges dropped, first letter
+    /// capitalised, ending in a full stop.
+    public static func tidy(_ raw: String) -> String {
+        var s = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        var changed = true
+        while changed {
+            changed = false
+            for f in fillers where s.lowercased().hasPrefix(f) {
+                let rest = s.dropFirst(f.count)
+                guard let next = rest.first, next == " " || next == "," else { continue }
+                s = String(rest).trimmingCharacters(in: CharacterSet(charactersIn: " ,"))
+                changed = true
+            }
+        }
+        guard let first = s.first else { return s }
+        s = first.uppercased() + s.dropFirst()
+        if let last = s.last, !".!?".contains(last) { s += "." }
+        return s
+    }
+
+    static let fillers = ["so", "and", "but", "well", "yeah", "yes", "oh", "um", "uh", "right", "okay", "ok", "i mean", "you know", "like", "look", "honestly", "basically"]
+}

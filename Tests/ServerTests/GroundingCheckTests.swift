@@ -1,0 +1,111 @@
+import ParlanceDocuments
+import ParlanceFeatures
+import ParlanceProtocol
+import XCTest
+
+/// Answerability (does the document answer the question?), list items supported by the
+/// transcript, and target audiences that describe people: cases that pass and cases that fail.
+final class GroundingCheckTests: XCTestCase {
+    let council = [
+        Segment(id: 1, speaker: "Chair", text: "Item four is the Riverside shuttle trial.", startOffset: 0, endOffset: 1),
+        Segment(id: 2, speaker: "Officer", text: "The trial runs for six months from March, with buses every twenty minutes.", startOffset: 1, endOffset: 2),
+        Segment(id: 3, speaker: "Officer", text: "Last winter we spread 410 tonnes of salt on the roads.", startOffset: 2, endOffset: 3),
+        Segment(id: 4, speaker: "Chair", text: "The new library roof cost £86,000 in the end.", startOffset: 3, endOffset: 4),
+        Segment(id: 5, speaker: "Officer", text: "Greenway Fencing will build the dog park fence next spring.", startOffset: 4, endOffset: 5),
+    ]
+
+    func testAnswerTypes() {
+        XCTAssertEqual(Answerability.answerType("How much will the Riverside shuttle trial cost the council?"), .amount)
+        XCTAssertEqual(Answerability.answerType("What is the budget for the campaign?"), .amount)
+        XCTAssertEqual(Answerability.answerType("How many tonnes of salt did the council use?"), .quantity)
+        XCTAssertEqual(Answerability.answerType("When does the trial start?"), .time)
+        XCTAssertEqual(Answerability.answerType("Which contractor will put up the fencing?"), .name)
+        XCTAssertEqual(Answerability.answerType("¿Cuánto cuesta el nuevo postre?"), .amount)
+        XCTAssertNil(Answerability.answerType("Why was the trial proposed?"))
+    }
+
+    func testANearMissHasTheSubjectButNotTheAnswer() {
+        // The trial is discussed (months, minutes) but no amount is given.
+        let miss = Answerability.evidence(question: "How much will the Riverside shuttle trial cost the council?", segments: council)
+        XCTAssertEqual(miss.expects, .amount)
+        XCTAssertGreaterThanOrEqual(miss.focusCoverage, 0.5)
+        XCTAssertTrue(miss.passage.isEmpty, "no passage holds an amount next to the trial: \(miss)")
+        let hit = Answerability.evidence(question: "How much did the library roof cost?", segments: council)
+        XCTAssertEqual(hit.passage.first, 4)
+        XCTAssertEqual(hit.typedCoverage, 1)
+    }
+
+    func testHowManyWantsTheNumberNextToItsUnit() {
+        let salt = Answerability.evidence(question: "How many tonnes of salt did the council use last winter?", segments: council)
+        XCTAssertEqual(salt.passage.first, 3)
+        // Numbers are there (six, twenty) but none counts buses.
+        let buses = Answerability.evidence(question: "How many buses run on the Riverside shuttle?", segments: council)
+        XCTAssertFalse(buses.passage.contains(2), "\(buses)")
+    }
+
+    func testNamesMustBeNewToTheQuestion() {
+        XCTAssertEqual(Answerability.evidence(question: "Which contractor will build the dog park fence?", segments: council).passage, [5])
+        let none = Answerability.evidence(question: "Who chairs the Riverside shuttle trial?", segments: Array(council.prefix(2)))
+        XCTAssertFalse(none.passage.contains(2), "\(none)")
+    }
+
+    func testProbabilityRisesWithEvidenceAndASupportedAnswer() {
+        func f(_ typed: Double, missing: Bool, passed: Bool, notFound: Bool, support: Double) -> Double {
+            Answerability.probability(.init(expects: .amount, questionCoverage: 1, focusCoverage: 1, typedCoverage: typed, typeMissing: missing,
+                                            modelPassed: passed, modelSaysNotFound: notFound, answerSupport: support))
+        }
+        let answered = f(1, missing: false, passed: true, notFound: false, support: 1)
+        let nearMiss = f(0, missing: true, passed: true, notFound: false, support: 0.3)
+        XCTAssertGreaterThanOrEqual(answered, Answerability.threshold)
+        XCTAssertLessThan(nearMiss, Answerability.threshold)
+        XCTAssertLessThan(f(1, missing: false, passed: true, notFound: true, support: 0), answered)
+        XCTAssertEqual(Answerability.support(answer: "It cost £86,000 for the roof.", question: "What did the library roof cost?", segments: council), 1)
+        XCTAssertEqual(Answerability.support(answer: "A grant from the lottery fund.", question: "What did the roof cost?", segments: council), 0)
+    }
+
+    // MARK: Lists
+
+    let podcast = [
+        Segment(id: 1, speaker: "Maya", text: "Welcome to The Local Loop, where we talk about running language models on your own laptop.", startOffset: 0, endOffset: 1),
+        Segment(id: 2, speaker: "Dev", text: "We moved our transcription to a local model and cut our cloud bill by half.", startOffset: 1, endOffset: 2),
+        Segment(id: 3, speaker: "Dev", text: "Small models need careful prompts, and they still loop if you let them.", startOffset: 2, endOffset: 3),
+        Segment(id: 4, speaker: "Maya", text: "So, privacy was the main reason our users asked for local models in the first place.", startOffset: 3, endOffset: 4),
+    ]
+
+    func testUnsupportedAndPromptWordItemsAreReplacedByCentralSentences() {
+        let source = SourceSupport(segments: podcast)
+        XCTAssertTrue(source.supported("Running a local model cut the cloud bill by half."))
+        XCTAssertFalse(source.supported("AI can be used to improve everything from healthcare to education."))
+        let items = ["Running a local model cut the cloud bill by half.",
+                     "AI can be used to improve everything from healthcare to education.",
+                     "How to use the local loop, 3-5 key takeaways for your next project."]
+        let (kept, issues) = ListVerifier.repair(items, field: .init("keyTakeaways", .sentence, minItems: 3), labels: ["keyTakeaways"], names: [],
+                                                 source: source, instructions: ["Give keyTakeaways (3-5 concrete takeaways)."],
+                                                 fill: source.centralSentences())
+        XCTAssertEqual(kept.first, items[0])
+        XCTAssertEqual(kept.count, 3, "\(kept)")
+        XCTAssertFalse(kept.contains(items[1]))
+        XCTAssertFalse(kept.contains(items[2]))
+        XCTAssertTrue(issues.contains { $0.code == .unsupportedFact && $0.message.contains("healthcare") && $0.repaired == true })
+        XCTAssertTrue(issues.contains { $0.code == .instructionEcho && $0.repaired == true })
+        XCTAssertTrue(kept.dropFirst().allSatisfy { source.supported($0) })
+    }
+
+    func testTidyMakesASpokenSentenceWritten() {
+        XCTAssertEqual(SourceSupport.tidy("so, privacy was the main reason "), "Privacy was the main reason.")
+        XCTAssertEqual(SourceSupport.tidy("Yeah, I mean, small models loop."), "Small models loop.")
+        XCTAssertEqual(SourceSupport.tidy("Solar panels work."), "Solar panels work.")
+    }
+
+    func testAudienceMustDescribePeople() {
+        let names = ListVerifier.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
+        XCTAssertNil(ListVerifier.audienceProblem("Developers who want to run models on their own laptops", names: names))
+        XCTAssertNil(ListVerifier.audienceProblem("Anyone curious about local AI", names: names))
+        XCTAssertNotNil(ListVerifier.audienceProblem("The Local Loop", names: names))
+        XCTAssertNotNil(ListVerifier.audienceProblem("", names: names))
+        XCTAssertNotNil(ListVerifier.audienceProblem("Local language models and privacy", names: names))
+        XCTAssertEqual(ListVerifier.audience(topics: ["Local models", "Privacy"], language: "en"), "People interested in local models and privacy")
+        XCTAssertEqual(ListVerifier.audience(topics: ["Fernhill Labs", "AI tools"], language: "en"), "People interested in Fernhill Labs and AI tools")
+        XCTAssertEqual(ListVerifier.audience(topics: ["Cocina"], language: "es"), "Personas interesadas en cocina")
+    }
+}

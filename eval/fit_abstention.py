@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Fit the answerability model of ask/stream (Sources/ParlanceFeatures/Verify/Answerability.swift).
+
+    python3 eval/fit_abstention.py            # collect features through the daemon, fit, print
+    python3 eval/fit_abstention.py --write    # ... and write the weights and threshold into the Swift file
+    python3 eval/fit_abstention.py --reuse    # fit again from the last collection (eval/last-abstention.json)
+
+Every question of eval/data/qa.json that is NOT held out (`heldOut`) is asked through the real
+daemon (verify on); the result's `answerability` object holds the features the daemon reads.
+A logistic regression (L2, gradient descent, no packages) is fitted to "the document answers the
+question" (the label `answerable`). The threshold is the one that declares the most unanswerable
+questions "not found" while declaring at most 10% of answerable ones so (ties: nearest 0.5).
+Prints the weights (in the Swift vector's order), the threshold, and on the tuning data the AUC,
+the expected calibration error (10 bins) and the Brier score. The held-out part is never read.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "protocol", "clients", "python"))
+from parlance_client import ParlanceClient, RPCError  # noqa: E402
+
+SWIFT = os.path.join(ROOT, "Sources", "ParlanceFeatures", "Verify", "Answerability.swift")
+OUT = os.path.join(ROOT, "eval", "last-abstention.json")
+# The order of Answerability.vector(_:) after its constant 1.
+FEATURES = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport"]
+MAX_WRONG_NOT_FOUND = 0.10
+
+
+def collect(args) -> list:
+    data = os.path.join(ROOT, "eval", "data")
+    items = [q for q in json.load(open(os.path.join(data, "qa.json"))) if not q.get("heldOut")]
+    tmp = tempfile.mkdtemp(prefix="parlance-fit-")
+    client = ParlanceClient(args.binary, ["--cache-dir", os.path.join(tmp, "c"), "--data-dir", os.path.join(tmp, "d"), "--no-history"],
+                            stderr=open(os.path.join(tmp, "daemon.log"), "w"), default_timeout=600)
+    client.initialize(client_name="eval/fit_abstention.py")
+    texts = {}
+
+    def one(q):
+        if q["doc"] not in texts:
+            texts[q["doc"]] = open(os.path.join(data, "transcripts", q["doc"]), encoding="utf-8").read()
+        try:
+            r = client.start("ask/stream", {"text": texts[q["doc"]], "question": q["question"], "verify": True, "seed": 42}).result(600)
+        except RPCError as e:
+            return {"id": q["id"], "answerable": q["answerable"], "error": str(e)}
+        return {"id": q["id"], "answerable": q["answerable"], "found": r["found"], "answer": r["answer"],
+                "answerability": r.get("answerability")}
+
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(args.concurrency) as pool:
+        for i, row in enumerate(pool.map(one, items)):
+            rows.append(row)
+            sys.stderr.write(f"\r{i + 1}/{len(items)}")
+    sys.stderr.write("\n")
+    client.shutdown()
+    client.exit()
+    json.dump(rows, open(OUT, "w"), indent=1)
+    return rows
+
+
+def vec(a: dict) -> list:
+    return [1.0] + [float(a[k]) for k in FEATURES]
+
+
+def sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-max(-30, min(30, z))))
+
+
+def fit(X, y, l2=0.05, steps=20000, lr=0.3):
+    w = [0.0] * len(X[0])
+    n = len(X)
+    for _ in range(steps):
+        g = [0.0] * len(w)
+        for x, t in zip(X, y):
+            e = sigmoid(sum(a * b for a, b in zip(w, x))) - t
+            for j, v in enumerate(x):
+                g[j] += e * v / n
+        for j in range(len(w)):
+            w[j] -= lr * (g[j] + (l2 * w[j] if j else 0))
+    return w
+
+
+def auc(ps, ys):
+    pos = [p for p, t in zip(ps, ys) if t]
+    neg = [p for p, t in zip(ps, ys) if not t]
+    if not pos or not neg:
+        return None
+    return sum(1 if a > b else 0.5 if a == b else 0 for a in pos for b in neg) / (len(pos) * len(neg))
+
+
+def ece(ps, ys, bins=10):
+    total = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        idx = [i for i, p in enumerate(ps) if lo <= p < hi or (b == bins - 1 and p == 1.0)]
+        if idx:
+            total += len(idx) / len(ps) * abs(sum(ps[i] for i in idx) / len(idx) - sum(ys[i] for i in idx) / len(idx))
+    return total
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--write", action="store_true", help="write the weights and threshold into Answerability.swift")
+    ap.add_argument("--reuse", action="store_true", help=f"fit from {os.path.relpath(OUT, ROOT)} instead of asking the daemon")
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--binary", default=os.environ.get("PARLANCE_BIN") or os.path.join(ROOT, ".build", "release", "parlance"))
+    args = ap.parse_args()
+    rows = json.load(open(OUT)) if args.reuse else collect(args)
+    rows = [r for r in rows if r.get("answerability")]
+    X = [vec(r["answerability"]) for r in rows]
+    y = [1.0 if r["answerable"] else 0.0 for r in rows]
+    w = fit(X, y)
+    ps = [sigmoid(sum(a * b for a, b in zip(w, x))) for x in X]
+    best = None
+    for k in range(5, 96):
+        t = k / 100
+        wrong = sum(1 for p, a in zip(ps, y) if a and p < t) / max(1, sum(y))
+        caught = sum(1 for p, a in zip(ps, y) if not a and p < t) / max(1, len(y) - sum(y))
+        if wrong <= MAX_WRONG_NOT_FOUND:
+            key = (caught, -abs(t - 0.5))
+            if best is None or key > best[0]:
+                best = (key, t, caught, wrong)
+    _, threshold, caught, wrong = best
+    print(json.dumps({
+        "questions": len(rows), "answerable": int(sum(y)), "unanswerable": int(len(y) - sum(y)),
+        "weights": [round(v, 3) for v in w], "order": ["bias"] + FEATURES, "threshold": threshold,
+        "tuning": {"unanswerableNotFound": round(caught, 3), "answerableWronglyNotFound": round(wrong, 3),
+                   "auc": round(auc(ps, y), 3), "ece": round(ece(ps, y), 3),
+                   "brier": round(sum((p - t) ** 2 for p, t in zip(ps, y)) / len(y), 3)},
+    }, indent=1))
+    if args.write:
+        src = open(SWIFT).read()
+        src = re.sub(r"static let weights: \[Double\] = \[[^\]]*\]", "static let weights: [Double] = [" + ", ".join(f"{v:.3f}" for v in w) + "]", src)
+        src = re.sub(r"public static let threshold = [0-9.]+", f"public static let threshold = {threshold}", src)
+        open(SWIFT, "w").write(src)
+        print(f"wrote {os.path.relpath(SWIFT, ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
