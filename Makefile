@@ -33,9 +33,11 @@ bench: build
 	@$(ENV) && PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" .build/release/parlance-bench --daemon .build/release/parlance
 
 # Quality eval: the labeled set in eval/data through the real daemon and model, with the
-# daemon's verification off and on (one daemon each); prints a JSON summary, details in
-# eval/last-run.json. A measurement: exits 0 when targets are missed, 1 when the run failed.
-# Options pass through: make eval EVAL_ARGS="--only qa --limit 10 --columns on".
+# daemon's verification off and on (one daemon each), then through llama.cpp's llama-server
+# with plain prompts (the peer; same model, context and threads), one column after another;
+# prints every figure per column (held-out and tuning parts), the targets and "better than
+# peer", details in eval/last-run.json. A measurement: exits 0 when targets are missed, 1 when
+# the run failed. Options pass through: make eval EVAL_ARGS="--only qa --limit 10 --columns on,peer".
 eval: build
 	@$(ENV) && python3 eval/run.py $(EVAL_ARGS)
 

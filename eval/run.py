@@ -1,26 +1,50 @@
 #!/usr/bin/env python3
-"""Parlance quality eval: run the labeled set in eval/data through the real daemon and model.
+"""Parlance quality eval: run the labeled set in eval/data through the real daemon and model,
+and through llama.cpp's own llama-server as the peer to beat.
 
-    make eval                                      # both columns, the whole set
+    make eval                                      # off, on and peer, the core set
     python3 eval/run.py --only qa --limit 5        # a quick look at one family
-    python3 eval/run.py --columns on --concurrency 2
+    python3 eval/run.py --columns on,peer --concurrency 2
 
-Each column runs in its own daemon (`--stdio --no-history`, a fresh temporary `--cache-dir`
-and `--data-dir`): "off" sends `verify: false` (the daemon's checks are only reported),
-"on" sends `verify: true`. A daemon whose spec (`parlance --print-spec`) has no `verify`
-param gets one column, "default", with the params it knows. Every metric is computed here
-from the answers and the labels, independently of the daemon's own `verification`.
+Columns run one after another (never two model processes at once):
+  off, on   one daemon each (`--stdio --no-history`, a fresh temporary `--cache-dir` and
+            `--data-dir`): "off" sends `verify: false` (the daemon's checks are only
+            reported), "on" sends `verify: true`. A daemon whose spec (`parlance --print-spec`)
+            has no `verify` param gets one daemon column, "default", with the params it knows.
+  peer      llama-server from scripts/setup-llama-server.sh (or --llama-server) on a free
+            port: the same model file, the daemon's default context and threads (from
+            `parlance --help`), `-np 1`, requests one at a time, the daemon's default
+            temperature per task and the same seed. Plain hand-written prompts, not
+            Parlance's: Q&A gets the transcript's segments numbered "[1] ..." (the whole
+            transcript when it fits the context, else the first N segments that fit: no
+            retrieval), the question and an instruction, with JSON-schema output {answer,
+            citations:[int], found}; compose asks for one tone per request; summarize and
+            highlights ask for the daemon's result fields as JSON. Its text is scored by the
+            same functions; formality by a Python port of the daemon's Formality.score, and
+            badButPassed counts every bad output (nothing checks them).
+Every metric is computed here from the answers and the labels, independently of the daemon's
+own `verification`.
 
-Prints one JSON summary on stdout (progress goes to stderr) and writes it, with the
-per-question, per-variation and per-list details, to eval/last-run.json. Exit code 0 even
-when targets are missed (this is a measurement); 1 when the run itself failed: the daemon
-crashed or exited badly, a request timed out, or answered a JSON-RPC error other than a
-documented generation refusal (-32010).
+Items with `"heldOut": true` in the data are scored apart from the rest (the tuning part);
+the targets are judged on the held-out part of the verify-on column (on the tuning part for a
+family without held-out items, e.g. the list documents), and every figure also has the target
+"better than peer". Q&A calibration: expected calibration error (10 equal-width bins) and
+Brier score of the answers' `confidenceScore` (n/a when results have none) against
+correctness: answerable, found, a gold citation and not degenerate; or unanswerable and
+found false.
+
+Prints the tables (every figure per column for the held-out and the tuning part, targets,
+better than peer, cost per method: attempts, wall time, on/off ratio) on stdout, or with
+--json the JSON summary; writes the summary with the per-question, per-variation and per-list
+details of every column (the peer's prompts, settings and raw replies included) to
+eval/last-run.json. Exit code 0 even when targets are missed (this is a measurement); 1 when
+the run itself failed: the daemon or llama-server crashed or exited badly, a request timed
+out, or answered a JSON-RPC error other than a documented generation refusal (-32010).
 
 Data (eval/data, or --data DIR):
   transcripts/*.srt|*.vtt|*.txt   segments numbered 1, 2, 3... in document order
-  qa.json        [{"id","doc","question","answerable","gold":[ids],"evidence","answer"}]
-  compose.json   [{"id","kind","text","facts":[substrings of text],"audience","language"?}]
+  qa.json        [{"id","doc","question","answerable","gold":[ids],"evidence","answer","heldOut"?}]
+  compose.json   [{"id","kind","text","facts":[substrings of text],"audience","language"?,"heldOut"?}]
 Lists (analysis/summarize + analysis/highlights) run on Samples/podcast-sample.srt and
 transcripts/clinic.txt.
 """
@@ -54,15 +78,29 @@ LIST_DOCS = ["Samples/podcast-sample.srt", "transcripts/clinic.txt"]  # from the
 ANALYSES = ["analysis/summarize", "analysis/highlights"]
 REFUSAL_CODES = {-32010}  # generationFailed: documented refusals, counted, not fatal
 
-TARGETS = [  # (name, family, metric path, comparison, target)
-    ("citationHitRate", "qa", ("qa", "citationHitRate"), ">=", 0.90),
-    ("degenerateRate", "qa", ("qa", "degenerateRate"), "==", 0),
-    ("notFoundCorrectRate", "qa", ("qa", "notFoundCorrectRate"), ">=", 0.75),
-    ("badButPassed", "compose", ("compose", "badButPassed"), "==", 0),
-    ("keyFactsKeptMean", "compose", ("compose", "keyFactsKeptMean"), ">=", 0.80),
-    ("toneSeparation", "compose", ("compose", "toneSeparation"), ">=", 0.90),
-    ("duplicateItems", "lists", ("lists", "duplicateItems"), "==", 0),
+FIGURES = [  # (name, family, metric, printed label, which way is better, comparison, target)
+    ("citationHitRate", "qa", "citationHitRate", "Q&A: a gold segment among the citations", "higher", ">=", 0.90),
+    ("degenerateRate", "qa", "degenerateRate", "Q&A: answers that are not language", "lower", "==", 0),
+    ("unsupportedNumberRate", "qa", "unsupportedNumberRate", "Q&A: answers with a number not in the document", "lower",
+     None, None),
+    ("notFoundCorrectRate", "qa", "notFoundCorrectRate", "Q&A: unanswerable answered 'not found'", "higher", ">=", 0.75),
+    ("wrongNotFoundRate", "qa", "wrongNotFoundRate", "Q&A: answerable wrongly declared not found", "lower", "<=", 0.10),
+    ("calibrationECE", "qa", "calibrationECE", "Q&A: confidenceScore ECE (10 bins)", "lower", None, None),
+    ("brierScore", "qa", "brierScore", "Q&A: confidenceScore Brier score", "lower", None, None),
+    ("keyFactsKeptMean", "compose", "keyFactsKeptMean", "compose: labeled key facts kept (mean)", "higher", ">=", 0.90),
+    ("toneSeparation", "compose", "toneSeparation", "compose: formal scores above casual", "higher", ">=", 0.90),
+    ("badButPassed", "compose", "badButPassed", "compose: refusal/echo/unchanged returned as passed", "lower", "==", 0),
+    ("badOutputs", "compose", "badOutputs", "compose: refusal/echo/unchanged variations", "lower", None, None),
+    ("withInventedNumbersOrNames", "compose", "withInventedNumbersOrNames", "compose: variations with invented numbers/names",
+     "lower", None, None),
+    ("duplicateItems", "lists", "duplicateItems", "lists: duplicate items", "lower", "==", 0),
+    ("labelOrNameOnlyItems", "lists", "labelOrNameOnlyItems", "lists: label or bare-name items", "lower", None, None),
+    ("targetAudienceIsName", "lists", "targetAudienceIsName", "lists: targetAudience names someone", "lower", None, None),
 ]
+# (name, family, metric path, comparison, target): judged on the verify-on column, on the
+# held-out part when the family has held-out items; besides these, every figure has the
+# target "better than peer", and the on/off wall-time ratio (overall and per method) <= 1.3.
+TARGETS = [(n, fam, (fam, key), op, t) for n, fam, key, _, _, op, t in FIGURES if op is not None]
 WALL_RATIO_TARGET = 1.3
 
 
@@ -377,6 +415,138 @@ def compose_flags(text: str, original: str, facts: Sequence[str]) -> Tuple[List[
 
 
 # ---------------------------------------------------------------------------------------
+# Formality: a faithful port of Sources/ParlanceFeatures/Compose/Formality.swift (the daemon
+# does not expose its scorer), so the peer's text is scored exactly as the daemon's
+# `formalityScore`. Swift Characters are grapheme clusters, Python's code points: the text is
+# NFC-normalised first so the two agree for everything but emoji sequences.
+# ---------------------------------------------------------------------------------------
+
+_F_CASUAL = set("""hey hi hiya yeah yep yup nope gonna wanna gotta kinda sorta cool awesome stuff guys ok okay lol btw thx
+tbh fyi asap hmm oops wow folks chill cheers super totally basically anyway anyways literally pretty bunch grab heads-up
+no-brainer sure dude buddy yay ugh oh alright bummer crazy huge tons lots stoked ping""".split())
+_F_FORMAL = set("""therefore furthermore moreover however regarding accordingly consequently hereby kindly sincerely
+respectfully would shall ensure request requested require requires required appreciate additionally subsequently
+nevertheless thus hence pursuant inform notify approximately commence regards dear assist provide facilitate prior sincere
+apologize apologise acknowledge regret advise please whereas concerning receipt anticipate endeavour endeavor further
+accommodate obtain purchase indicate significant substantial sufficient objective objectives proceed rescheduled postponed
+enclosed attached aforementioned""".split())
+_F_STRUCTURE = set("""a an the of in on for with to by from at about into through during before after above below between
+under over within without upon among regarding concerning toward towards per via despite following""".split())
+_F_PERSONAL = {"i", "me", "my", "you", "your", "u", "ya"}
+_F_ABBREV = {"e.g.", "i.e.", "etc.", "vs.", "mr.", "mrs.", "ms.", "dr.", "approx."}
+# Unicode's Emoji_Presentation ranges (emoji-data.txt), for `isEmojiPresentation`.
+_EMOJI_PRESENTATION = [
+    (0x231A, 0x231B), (0x23E9, 0x23EC), (0x23F0, 0x23F0), (0x23F3, 0x23F3), (0x25FD, 0x25FE), (0x2614, 0x2615),
+    (0x2648, 0x2653), (0x267F, 0x267F), (0x2693, 0x2693), (0x26A1, 0x26A1), (0x26AA, 0x26AB), (0x26BD, 0x26BE),
+    (0x26C4, 0x26C5), (0x26CE, 0x26CE), (0x26D4, 0x26D4), (0x26EA, 0x26EA), (0x26F2, 0x26F3), (0x26F5, 0x26F5),
+    (0x26FA, 0x26FA), (0x26FD, 0x26FD), (0x2705, 0x2705), (0x270A, 0x270B), (0x2728, 0x2728), (0x274C, 0x274C),
+    (0x274E, 0x274E), (0x2753, 0x2755), (0x2757, 0x2757), (0x2795, 0x2797), (0x27B0, 0x27B0), (0x27BF, 0x27BF),
+    (0x2B1B, 0x2B1C), (0x2B50, 0x2B50), (0x2B55, 0x2B55), (0x1F004, 0x1F004), (0x1F0CF, 0x1F0CF), (0x1F18E, 0x1F18E),
+    (0x1F191, 0x1F19A), (0x1F1E6, 0x1F1FF), (0x1F201, 0x1F201), (0x1F21A, 0x1F21A), (0x1F22F, 0x1F22F),
+    (0x1F232, 0x1F236), (0x1F238, 0x1F23A), (0x1F250, 0x1F251), (0x1F300, 0x1F320), (0x1F32D, 0x1F335),
+    (0x1F337, 0x1F37C), (0x1F37E, 0x1F393), (0x1F3A0, 0x1F3CA), (0x1F3CF, 0x1F3D3), (0x1F3E0, 0x1F3F0),
+    (0x1F3F4, 0x1F3F4), (0x1F3F8, 0x1F43E), (0x1F440, 0x1F440), (0x1F442, 0x1F4FC), (0x1F4FF, 0x1F53D),
+    (0x1F54B, 0x1F54E), (0x1F550, 0x1F567), (0x1F57A, 0x1F57A), (0x1F595, 0x1F596), (0x1F5A4, 0x1F5A4),
+    (0x1F5FB, 0x1F64F), (0x1F680, 0x1F6C5), (0x1F6CC, 0x1F6CC), (0x1F6D0, 0x1F6D2), (0x1F6D5, 0x1F6D7),
+    (0x1F6DC, 0x1F6DF), (0x1F6EB, 0x1F6EC), (0x1F6F4, 0x1F6FC), (0x1F7E0, 0x1F7EB), (0x1F7F0, 0x1F7F0),
+    (0x1F90C, 0x1F93A), (0x1F93C, 0x1F945), (0x1F947, 0x1F9FF), (0x1FA70, 0x1FA7C), (0x1FA80, 0x1FA89),
+    (0x1FA8F, 0x1FAC6), (0x1FACE, 0x1FADC), (0x1FADF, 0x1FAE9), (0x1FAF0, 0x1FAF8),
+]
+
+
+def _is_emoji_presentation(c: str) -> bool:
+    o = ord(c)
+    return o >= 0x231A and any(a <= o <= b for a, b in _EMOJI_PRESENTATION)
+
+
+def _word_char(c: str) -> bool:
+    return c.isalpha() or c.isnumeric()
+
+
+def formality_words(text: str) -> List[str]:
+    """WordDiff.tokens(text).filter(\\.isWord): runs of letters and digits, with inner
+    apostrophes (' and ’) and hyphens."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if not _word_char(text[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and (_word_char(text[j]) or (text[j] in "'\u2019-" and j + 1 < n and _word_char(text[j + 1]))):
+            j += 1
+        out.append(text[i:j])
+        i = j
+    return out
+
+
+def formality_sentences(text: str) -> List[str]:
+    """Lexicon.sentences: split after . ! ? before whitespace (not after an initial or a
+    common abbreviation) and at line breaks; trimmed of spaces and tabs, non-empty."""
+    out, cur = [], ""
+    for i, c in enumerate(text):
+        if c == "\n":
+            out.append(cur)
+            cur = ""
+            continue
+        cur += c
+        if c in ".!?" and (i + 1 == len(text) or text[i + 1].isspace()):
+            parts = [p for p in cur.split(" ") if p]
+            last = parts[-1] if parts else ""
+            if last.lower() not in _F_ABBREV and not (len(last) == 2 and last[0].isupper()):
+                out.append(cur)
+                cur = ""
+    out.append(cur)
+    out = [s.strip(" \t") for s in out]
+    return [s for s in out if any(_word_char(c) for c in s)]
+
+
+def _is_contraction(w: str) -> bool:
+    w = w.replace("\u2019", "'")
+    if "'" not in w:
+        return w in ("gonna", "wanna", "gotta", "dunno", "lemme", "gimme", "ain't")
+    k = w.index("'")
+    suffix = w[k:]
+    if any(suffix.endswith(s) for s in ("n't", "'re", "'ll", "'ve", "'m", "'d")):
+        return True
+    return suffix == "'s" and w[:k] in ("it", "that", "there", "here", "what", "let", "he", "she", "who", "where", "how")
+
+
+def formality(text: str) -> float:
+    """Formality.score(text): 0 very casual .. 1 very formal, rounded to 2 decimals."""
+    import math
+    text = unicodedata.normalize("NFC", text or "")
+    words = formality_words(text)
+    if not words:
+        return 0.5
+    n = float(len(words))
+    lower = [w.lower() for w in words]
+    sentences = formality_sentences(text)
+    s = float(max(1, len(sentences)))
+    contractions = sum(1 for w in lower if _is_contraction(w))
+    casual = sum(1 for w in lower if w in _F_CASUAL)
+    formal = sum(1 for w in lower if w in _F_FORMAL)
+    personal = sum(1 for w in lower if w in _F_PERSONAL)
+    structure = sum(1 for w in lower if w in _F_STRUCTURE)
+    exclaims = text.count("!") + sum(1 for c in text if _is_emoji_presentation(c))
+    lower_starts = sum(1 for x in sentences if x[0].isalpha() and x[0].islower())
+    letters = sum(1 for w in words for c in w if c.isalpha())
+    mean_word = letters / n
+    mean_sentence = n / s
+    z = 0.0
+    z -= 18 * contractions / n
+    z -= 14 * casual / n
+    z -= 0.8 * exclaims / s
+    z -= 2 * personal / n
+    z += 14 * formal / n
+    z += 5 * (structure / n - 0.18)
+    z += 1.1 * (mean_word - 4.4)
+    z += min(1.2, max(-1.2, 0.06 * (mean_sentence - 14)))
+    z -= 1 * lower_starts / s
+    p = 1 / (1 + math.exp(-z))
+    return math.floor(p * 100 + 0.5) / 100  # Swift's rounded(): half away from zero
+
+
+# ---------------------------------------------------------------------------------------
 # List checks
 # ---------------------------------------------------------------------------------------
 
@@ -510,6 +680,9 @@ def on_signal(signum: int, frame: Any) -> None:
     STOPPING.append(signum)
     for c in list(ACTIVE):
         c.close_input()
+    for p in list(PEER_PROCS):
+        if p.poll() is None:
+            p.terminate()
 
 
 def run_column(name: str, verify: Optional[bool], args: argparse.Namespace, spec, data: Dict[str, Any]) -> Dict[str, Any]:
@@ -615,6 +788,362 @@ def run_column(name: str, verify: Optional[bool], args: argparse.Namespace, spec
 
 
 # ---------------------------------------------------------------------------------------
+# The peer: llama.cpp's own llama-server, same model file, context and threads, plain
+# hand-written prompts (not Parlance's), one request at a time (-np 1)
+# ---------------------------------------------------------------------------------------
+
+PEER_TEMPERATURE = {"qa": 0.2, "compose": 0.4, "lists": 0.2}  # the daemon's defaults (the eval sends none)
+PEER_MAX_TOKENS = {"qa": 200, "analysis/summarize": 400, "analysis/highlights": 450}  # the daemon's defaults
+PEER_TEMPLATE_MARGIN = 48  # tokens of chat template around the one user message
+LANGUAGE_NAMES = {"es": "Spanish", "fr": "French", "de": "German", "it": "Italian", "pt": "Portuguese"}
+AUDIENCE_WORDS = {"executive": "an executive", "peer": "a peer", "client": "a client", "team": "the team", "public": "the public"}
+
+PEER_QA_SCHEMA = {"type": "object", "properties": {
+    "answer": {"type": "string"}, "citations": {"type": "array", "items": {"type": "integer"}}, "found": {"type": "boolean"}},
+    "required": ["answer", "citations", "found"]}
+PEER_SUMMARY_SCHEMA = {"type": "object", "properties": {
+    "summary": {"type": "string"},
+    "mainTopics": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 5},
+    "keyTakeaways": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 5},
+    "targetAudience": {"type": "string"},
+    "engagementLevel": {"type": "string", "enum": ["low", "medium", "high"]}},
+    "required": ["summary", "mainTopics", "keyTakeaways", "targetAudience", "engagementLevel"]}
+PEER_HIGHLIGHTS_SCHEMA = {"type": "object", "properties": {
+    "keyMoments": {"type": "array", "items": {"type": "object", "properties": {
+        "title": {"type": "string"}, "segmentId": {"type": "integer"}}, "required": ["title", "segmentId"]}},
+    "quotes": {"type": "array", "items": {"type": "object", "properties": {
+        "text": {"type": "string"}, "segmentIds": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["text", "segmentIds"]}},
+    "actionItems": {"type": "array", "items": {"type": "string"}}},
+    "required": ["keyMoments", "quotes", "actionItems"]}
+
+PEER_QA_INSTRUCTION = ("Answer from the transcript only. Give the answer, the numbers of the segments that support it, "
+                       "and say 'not mentioned in the transcript' if it does not say.")
+PEER_SUMMARY_INSTRUCTION = ("Summarize this transcript: a 2-3 sentence summary, 3-5 main topics, 3-5 key takeaways "
+                            "(each a full sentence), who it is for (the target audience) and how engaging it is "
+                            "(low, medium or high).")
+PEER_HIGHLIGHTS_INSTRUCTION = ("Pick the highlights of this transcript: the key moments (a short title and the number of "
+                               "the segment each), notable quotes (the exact words and the numbers of their segments), "
+                               "and the action items (each a full sentence; none if there are none).")
+
+PEER_PROCS: List[subprocess.Popen] = []  # llama-server running now
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def daemon_defaults(binary: str) -> Dict[str, int]:
+    """The daemon's default context size and threads, as its --help states them."""
+    out = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60)
+    text = out.stdout + out.stderr
+    ctx = re.search(r"--ctx N\s.*?\(default (\d+)\)", text)
+    thr = re.search(r"--threads defaults to (\d+)", text)
+    return {"contextSize": int(ctx.group(1)) if ctx else 4096,
+            "threads": int(thr.group(1)) if thr else max(1, (os.cpu_count() or 2))}
+
+
+def peer_model_path(args: argparse.Namespace) -> str:
+    for p in (args.peer_model, os.environ.get("PARLANCE_MODEL"), os.environ.get("PARLANCE_DEFAULT_MODEL")):
+        if p and os.path.isfile(p):
+            return p
+    raise SystemExit("eval: peer column: no model file (--peer-model, $PARLANCE_MODEL or $PARLANCE_DEFAULT_MODEL; "
+                     "run under eval \"$(scripts/setup.sh)\")")
+
+
+def llama_server_path(args: argparse.Namespace) -> str:
+    p = args.llama_server or os.environ.get("PARLANCE_LLAMA_SERVER")
+    if not p:
+        out = subprocess.run([os.path.join(ROOT, "scripts", "setup-llama-server.sh")], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"eval: peer column: scripts/setup-llama-server.sh failed: {out.stderr[-500:]}")
+        p = out.stdout.strip().splitlines()[-1]
+    if not os.path.isfile(p):
+        raise SystemExit(f"eval: peer column: no llama-server at {p}")
+    return p
+
+
+class Peer:
+    """One llama-server process."""
+
+    def __init__(self, server: str, model: str, ctx: int, threads: int, logf: Any):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.argv = [server, "-m", model, "--host", "127.0.0.1", "--port", str(self.port), "-c", str(ctx), "-np", "1",
+                     "-t", str(threads), "--no-webui", "--seed", str(SEED)]
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        PEER_PROCS.append(self.proc)
+
+    def http(self, path: str, body: Optional[Dict[str, Any]] = None, timeout: float = 600.0) -> Any:
+        import urllib.request
+        req = urllib.request.Request(self.base + path, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return json.loads(r.read().decode() or "null")
+
+    def wait_healthy(self, timeout: float = 300.0) -> None:
+        import urllib.error
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"llama-server exited {self.proc.returncode} before /health answered")
+            if STOPPING:
+                raise SystemExit(128 + STOPPING[0])
+            try:
+                if (self.http("/health", timeout=5) or {}).get("status") == "ok":
+                    return
+            except (urllib.error.URLError, OSError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"llama-server: no /health after {timeout:.0f} s")
+
+    def count(self, text: str) -> int:
+        return len(self.http("/tokenize", {"content": text})["tokens"])
+
+    def chat(self, prompt: str, temperature: float, max_tokens: int, schema: Optional[Dict[str, Any]] = None,
+             timeout: float = 600.0) -> Dict[str, Any]:
+        body: Dict[str, Any] = {"messages": [{"role": "user", "content": prompt}], "temperature": temperature,
+                                "seed": SEED, "max_tokens": max_tokens}
+        if schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        return self.http("/v1/chat/completions", body, timeout=timeout)
+
+    def stop(self) -> Optional[int]:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(15)
+        if self.proc in PEER_PROCS:
+            PEER_PROCS.remove(self.proc)
+        return self.proc.returncode
+
+
+def numbered(segs: Sequence[str], n: int) -> str:
+    return "\n".join(f"[{i + 1}] {s}" for i, s in enumerate(segs[:n]))
+
+
+def fit_segments(peer: Peer, doc: Dict[str, Any], prompt_of: Callable[[str], str], reserve: int, ctx: int) -> int:
+    """How many segments, from the first, fit the context with the rest of the prompt and
+    `reserve` tokens of answer: all of them when the whole transcript fits; otherwise the first
+    N that fit (no retrieval: a user pasting the start of a long transcript)."""
+    segs = doc["segments"]
+    budget = ctx - reserve - PEER_TEMPLATE_MARGIN
+    if peer.count(prompt_of(numbered(segs, len(segs)))) <= budget:
+        return len(segs)
+    if "peerLineTokens" not in doc:
+        doc["peerLineTokens"] = [peer.count(f"[{i + 1}] {s}") + 1 for i, s in enumerate(segs)]
+    fixed = peer.count(prompt_of(""))
+    n, used = 0, fixed
+    while n < len(segs) and used + doc["peerLineTokens"][n] <= budget:
+        used += doc["peerLineTokens"][n]
+        n += 1
+    while n > 0 and peer.count(prompt_of(numbered(segs, n))) > budget:  # tokenizer merges across lines
+        n -= 1
+    return n
+
+
+def parse_json_reply(content: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    """The reply's JSON object; one cut off by max_tokens is closed at the last complete value
+    (an unterminated string kept as far as it goes), as a user would salvage it."""
+    try:
+        v = json.loads(content)
+        return (v, None) if isinstance(v, dict) else (None, "not an object")
+    except ValueError as e:
+        err = f"{type(e).__name__}: {e}"
+    for end in range(len(content), 0, -1):
+        if end != len(content) and content[end - 1] not in '"]}0123456789el':
+            continue
+        stack: List[str] = []
+        in_str = esc = False
+        for ch in content[:end]:
+            if in_str:
+                esc, in_str = (False, True) if esc else (ch == "\\", ch != '"')
+            elif ch == '"':
+                in_str = True
+            elif ch in "{[":
+                stack.append("}" if ch == "{" else "]")
+            elif ch in "}]" and stack:
+                stack.pop()
+        head = content[:end] + ('"' if in_str and not esc else "")
+        try:
+            v = json.loads(head.rstrip().rstrip(",") + "".join(reversed(stack)))
+        except ValueError:
+            continue
+        if isinstance(v, dict):
+            return v, f"truncated JSON closed after {end} of {len(content)} characters ({err})"
+    return None, err
+
+
+def peer_usage(resp: Dict[str, Any], seconds: float) -> Dict[str, Any]:
+    u = resp.get("usage") or {}
+    return {"promptTokens": u.get("prompt_tokens"), "generatedTokens": u.get("completion_tokens"),
+            "totalMs": round(seconds * 1000), "finishReason": ((resp.get("choices") or [{}])[0]).get("finish_reason")}
+
+
+def peer_qa(peer: Peer, q: Dict[str, Any], doc: Dict[str, Any], ctx: int) -> Dict[str, Any]:
+    def prompt_of(lines: str) -> str:
+        return f"Transcript:\n{lines}\n\nQuestion: {q['question']}\n\n{PEER_QA_INSTRUCTION}"
+    n = fit_segments(peer, doc, prompt_of, PEER_MAX_TOKENS["qa"], ctx)
+    t0 = time.monotonic()
+    resp = peer.chat(prompt_of(numbered(doc["segments"], n)), PEER_TEMPERATURE["qa"], PEER_MAX_TOKENS["qa"], PEER_QA_SCHEMA)
+    content = resp["choices"][0]["message"].get("content") or ""
+    obj, err = parse_json_reply(content)
+    segs = doc["segments"]
+    res: Dict[str, Any] = {"usage": peer_usage(resp, time.monotonic() - t0),
+                           "retrieval": {"wholeDocument": n == len(segs), "segmentsShown": n, "segmentsTotal": len(segs)},
+                           "raw": content}
+    if obj is None:
+        res.update(answer=content, found=True, citations=[], jsonError=err)
+    else:
+        ids = [c for c in obj.get("citations") or [] if isinstance(c, int) and not isinstance(c, bool)]
+        res.update(answer=str(obj.get("answer", "")), found=obj.get("found") if isinstance(obj.get("found"), bool) else True,
+                   citations=[{"segmentId": c, "text": segs[c - 1] if 0 < c <= len(segs) else ""} for c in ids])
+    return res
+
+
+def peer_compose(peer: Peer, c: Dict[str, Any], tone: str) -> Dict[str, Any]:
+    aud = c.get("audience")
+    prompt = f"Rewrite the following text in a {tone} tone" + (f" for {AUDIENCE_WORDS.get(aud, aud)}" if aud else "") + \
+             ". Keep every fact, name and number. Reply with the rewrite only."
+    lang = LANGUAGE_NAMES.get(c.get("language") or "")
+    if lang:
+        prompt += f" Write it in {lang}."
+    prompt += "\n\n" + c["text"]
+    max_tokens = min(1024, max(64, peer.count(c["text"]) * 3 // 2 + 32))  # the daemon's compose budget
+    t0 = time.monotonic()
+    resp = peer.chat(prompt, PEER_TEMPERATURE["compose"], max_tokens)
+    text = (resp["choices"][0]["message"].get("content") or "").strip()
+    return {"tone": tone, "audience": aud, "text": text, "formalityScore": formality(text),
+            "usage": peer_usage(resp, time.monotonic() - t0)}
+
+
+def peer_list(peer: Peer, method: str, doc: Dict[str, Any], ctx: int) -> Dict[str, Any]:
+    instruction = PEER_SUMMARY_INSTRUCTION if method == "analysis/summarize" else PEER_HIGHLIGHTS_INSTRUCTION
+    schema = PEER_SUMMARY_SCHEMA if method == "analysis/summarize" else PEER_HIGHLIGHTS_SCHEMA
+
+    def prompt_of(lines: str) -> str:
+        return f"{instruction}\n\nTranscript:\n{lines}"
+    n = fit_segments(peer, doc, prompt_of, PEER_MAX_TOKENS[method], ctx)
+    t0 = time.monotonic()
+    resp = peer.chat(prompt_of(numbered(doc["segments"], n)), PEER_TEMPERATURE["lists"], PEER_MAX_TOKENS[method], schema)
+    content = resp["choices"][0]["message"].get("content") or ""
+    obj, err = parse_json_reply(content)
+    res: Dict[str, Any] = dict(obj or {})
+    res.update(usage=peer_usage(resp, time.monotonic() - t0), raw=content,
+               retrieval={"wholeDocument": n == len(doc["segments"]), "segmentsShown": n, "segmentsTotal": len(doc["segments"])})
+    if err:
+        res["jsonError"] = err
+    strs = lambda xs: [x for x in xs if isinstance(x, str)] if isinstance(xs, list) else []  # noqa: E731
+    objs = lambda xs: [x for x in xs if isinstance(x, dict)] if isinstance(xs, list) else []  # noqa: E731
+    if method == "analysis/summarize":
+        res["mainTopics"], res["keyTakeaways"] = strs(res.get("mainTopics")), strs(res.get("keyTakeaways"))
+        res["targetAudience"] = res.get("targetAudience") if isinstance(res.get("targetAudience"), str) else ""
+    else:
+        res["keyMoments"], res["quotes"] = objs(res.get("keyMoments")), objs(res.get("quotes"))
+        res["actionItems"] = strs(res.get("actionItems"))
+    return res
+
+
+def run_peer(args: argparse.Namespace, data: Dict[str, Any], defaults: Dict[str, int]) -> Dict[str, Any]:
+    """The peer column: the same labeled set through llama-server, raw results shaped like the
+    daemon's (answer/found/citations; variations with formalityScore; the list fields) so the
+    same scoring functions apply."""
+    name = "peer"
+    ctx, threads = defaults["contextSize"], defaults["threads"]
+    server, model = llama_server_path(args), peer_model_path(args)
+    tmp = tempfile.mkdtemp(prefix="parlance-eval-peer-")
+    logpath = os.path.join(tmp, "llama-server.log")
+    logf = open(logpath, "w")
+    out: Dict[str, Any] = {"column": name, "verify": None, "qa": [], "compose": [], "lists": [],
+                           "peer": {"server": server, "model": model, "contextSize": ctx, "threads": threads, "parallel": 1,
+                                    "requestsInFlight": 1, "temperature": PEER_TEMPERATURE, "seed": SEED,
+                                    "maxTokens": {**PEER_MAX_TOKENS, "compose": "min(1024, max(64, 1.5 x selection tokens + 32))"},
+                                    "prompts": {"qa": PEER_QA_INSTRUCTION, "summarize": PEER_SUMMARY_INSTRUCTION,
+                                                "highlights": PEER_HIGHLIGHTS_INSTRUCTION,
+                                                "compose": "Rewrite the following text in a <tone> tone for <audience>. Keep every "
+                                                           "fact, name and number. Reply with the rewrite only. [Write it in "
+                                                           "<language>.]"}}}
+    errors: List[Dict[str, Any]] = []
+    fatal: List[str] = []
+    load0 = os.getloadavg()[0]
+    t0 = time.monotonic()
+    peer = Peer(server, model, ctx, threads, logf)
+    out["peer"]["argv"] = peer.argv
+    total = len(data["qa"]) + len(data["compose"]) + 2 * len(data["lists"])
+    done = [0]
+    fam_t: Dict[str, List[float]] = {}
+
+    def call(family: str, method: str, label: str, fn: Callable[[], Any]) -> Dict[str, Any]:
+        s = time.monotonic()
+        rec: Dict[str, Any] = {}
+        if fatal:
+            rec["error"] = {"code": None, "name": "skipped", "message": "llama-server failed earlier in this column"}
+        else:
+            try:
+                rec["result"] = fn()
+            except Exception as e:  # noqa: BLE001 - report, never hide
+                if STOPPING:
+                    raise SystemExit(128 + STOPPING[0])
+                rec["error"] = {"code": getattr(e, "code", None), "name": type(e).__name__, "message": str(e)[:500]}
+                fatal.append(f"{method} {label}: {type(e).__name__}: {e}")
+        if "error" in rec:
+            errors.append({"family": family, "method": method, "item": label, "fatal": True, **rec["error"]})
+        e = time.monotonic()
+        rec["seconds"] = round(e - s, 3)
+        span = fam_t.setdefault(family, [s, e])
+        span[0], span[1] = min(span[0], s), max(span[1], e)
+        done[0] += 1
+        status = "ok" if "result" in rec else f"error {rec['error']['name']}"
+        log(f"[{name}] {done[0]}/{total} {family} {label}: {status} ({rec['seconds']:.1f} s)")
+        return rec
+
+    try:
+        peer.wait_healthy()
+        out["serverVersion"] = "llama-server " + str((peer.http("/props") or {}).get("build_info", "?"))
+        for q in data["qa"]:
+            doc = data["docs"][q["docKey"]]
+            out["qa"].append({"item": q, **call("qa", "ask/stream", q["id"], lambda q=q, doc=doc: peer_qa(peer, q, doc, ctx))})
+        for c in data["compose"]:
+            rec = call("compose", "compose/variations", c["id"],
+                       lambda c=c: {"variations": [peer_compose(peer, c, t) for t in TONES]})
+            out["compose"].append({"item": c, **rec})
+        for key in data["lists"]:
+            for m in ANALYSES:
+                rec = call("lists", m, f"{m.split('/')[1]} {key}",
+                           lambda key=key, m=m: peer_list(peer, m, data["docs"][key], ctx))
+                out["lists"].append({"doc": key, "method": m, **rec})
+        out["familySpanSeconds"] = {k: round(v[1] - v[0], 1) for k, v in fam_t.items()}
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001
+        fatal.append(f"{type(e).__name__}: {e}")
+    finally:
+        code = peer.stop()
+        logf.close()
+        if STOPPING:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if STOPPING:
+        raise SystemExit(128 + STOPPING[0])
+    out["wallSeconds"] = round(time.monotonic() - t0, 1)
+    out["loadAverage"] = {"start": round(load0, 2), "end": round(os.getloadavg()[0], 2)}
+    out["exitCode"] = code
+    if fatal:
+        with open(logpath, errors="replace") as f:
+            out["daemonLogTail"] = f.read()[-3000:]
+        log(f"[{name}] llama-server log, last lines:\n{out['daemonLogTail']}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    out["errors"], out["fatal"], out["warnings"] = errors, fatal, []
+    return out
+
+
+# ---------------------------------------------------------------------------------------
 # Metrics
 # ---------------------------------------------------------------------------------------
 
@@ -635,6 +1164,7 @@ def verification_of(obj: Any) -> Optional[Dict[str, Any]]:
 def score_qa(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     details = []
     n_ans = n_un = hits = degenerate = with_num = unsupported = nf_ok = declared_nf = said_nf = answered = 0
+    calib: List[Tuple[float, bool]] = []
     for r in runs:
         q = r["item"]
         doc = data["docs"][q["docKey"]]
@@ -654,12 +1184,17 @@ def score_qa(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str
         cited = [c.get("segmentId") for c in res.get("citations", [])]
         found = res.get("found", True)
         gen = (res.get("usage") or {}).get("generatedTokens")
+        conf = res.get("confidenceScore")
         d.update({"answer": answer, "found": found, "citations": cited, "confidence": res.get("confidence"),
+                  **({"confidenceScore": conf} if conf is not None else {}),
                   "generatedTokens": gen, "expected": q.get("answer"), "usage": res.get("usage"),
                   "wholeDocument": (res.get("retrieval") or {}).get("wholeDocument")})
         v = verification_of(res)
         if v is not None:
             d["verification"] = v
+        for k in ("raw", "jsonError"):  # the peer's reply as it came
+            if k in res:
+                d["peer" + k[0].upper() + k[1:]] = res[k]
         # citations: do their texts match our segmentation (are the gold ids comparable)?
         mis = []
         for c in res.get("citations", []):
@@ -693,6 +1228,11 @@ def score_qa(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str
         else:
             d["notFoundCorrect"] = found is False or bool(NOT_FOUND.search(fold(answer)))
             nf_ok += d["notFoundCorrect"]
+        # correct (for calibration): answerable, found, a gold citation and not degenerate; or
+        # unanswerable and found == false
+        d["correct"] = (found is not False and d["hit"] and not why) if q["answerable"] else found is False
+        if isinstance(conf, (int, float)) and not isinstance(conf, bool):
+            calib.append((float(conf), d["correct"]))
         details.append(d)
     m = {
         "questions": len(runs), "answerable": n_ans, "unanswerable": n_un, "answered": answered,
@@ -703,15 +1243,35 @@ def score_qa(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str
         "notFoundCorrectRate": rate(nf_ok, n_un), "notFoundCorrect": nf_ok,
         "answerableDeclaredNotFound": declared_nf,
         "answerableSaidNotFound": said_nf,
+        "wrongNotFoundRate": rate(said_nf, n_ans),
+        **calibration(calib),
         "errors": len(runs) - answered,
     }
     return m, details
 
 
-def score_compose(runs: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+def calibration(pairs: List[Tuple[float, bool]], bins: int = 10) -> Dict[str, Any]:
+    """Expected calibration error (equal-width bins over 0..1, weighted by their share of the
+    answers) and Brier score of confidenceScore against correctness; None without scores."""
+    if not pairs:
+        return {"calibrationECE": None, "brierScore": None, "withConfidenceScore": 0}
+    groups: Dict[int, List[Tuple[float, bool]]] = {}
+    for c, ok in pairs:
+        groups.setdefault(min(bins - 1, max(0, int(c * bins))), []).append((c, ok))
+    ece = sum(len(g) / len(pairs) * abs(sum(ok for _, ok in g) / len(g) - sum(c for c, _ in g) / len(g))
+              for g in groups.values())
+    brier = sum((c - ok) ** 2 for c, ok in pairs) / len(pairs)
+    return {"calibrationECE": round(ece, 3), "brierScore": round(brier, 3), "withConfidenceScore": len(pairs),
+            "meanConfidenceScore": round(sum(c for c, _ in pairs) / len(pairs), 3),
+            "correctRate": round(sum(ok for _, ok in pairs) / len(pairs), 3)}
+
+
+def score_compose(runs: List[Dict[str, Any]], unflagged: bool = False) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """unflagged: outputs nothing checks (the peer): every refusal, echo or unchanged copy is
+    returned as if it had passed, so badButPassed counts them all."""
     details = []
     cats = {"refusal": 0, "instructionEcho": 0, "unchanged": 0, "factsMissing": 0, "error": 0}
-    failing = variations = bad_passed = separated = inv_n = 0
+    failing = variations = bad_passed = separated = inv_n = bad_n = 0
     shares: List[float] = []
     with_verification = 0
     for r in runs:
@@ -747,12 +1307,17 @@ def score_compose(runs: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], List[Dict
                 cats[k] += 1
             if fl:
                 failing += 1
+            bad = bool({"refusal", "instructionEcho", "unchanged"} & set(fl))
+            bad_n += bad
             if ver is not None:
                 with_verification += 1
                 d["verification"] = ver
-                if ver.get("passed") and {"refusal", "instructionEcho", "unchanged"} & set(fl):
+                if ver.get("passed") and bad:
                     bad_passed += 1
                     d["badButPassed"] = True
+            elif unflagged and bad:
+                bad_passed += 1
+                d["badButPassed"] = True
             if v.get("tone") in ("formal", "casual") and v.get("formalityScore") is not None:
                 scores.setdefault(v["tone"], v["formalityScore"])
             details.append(d)
@@ -765,7 +1330,8 @@ def score_compose(runs: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], List[Dict
         "variationsFailing": {"total": failing, **cats},
         "keyFactsKeptMean": mean(shares),
         "toneSeparation": rate(separated, len(runs)),
-        "badButPassed": bad_passed if with_verification else None,
+        "badButPassed": bad_passed if with_verification or unflagged else None,
+        "badOutputs": bad_n,
         "withInventedNumbersOrNames": inv_n,
         "errors": sum(1 for r in runs if "error" in r),
     }
@@ -785,6 +1351,9 @@ def score_lists(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[
         v = verification_of(res)
         if v is not None:
             d["verification"] = v
+        for k in ("raw", "jsonError", "retrieval"):  # the peer's reply as it came
+            if k in res:
+                d["peer" + k[0].upper() + k[1:]] = res[k]
         if r["method"] == "analysis/summarize":
             lists = {"mainTopics": res.get("mainTopics", []), "keyTakeaways": res.get("keyTakeaways", [])}
             d["summary"] = res.get("summary")
@@ -813,10 +1382,18 @@ def score_lists(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[
     return m, details
 
 
+METHODS = ["ask/stream", "compose/variations"] + ANALYSES
+
+
 def cost(col: Dict[str, Any]) -> Dict[str, Any]:
+    """Per method: requests, mean verification.attempts (None when results carry none: the
+    peer makes one generation per request, per tone for compose), wall seconds per request
+    (send to answer, so with requests in flight it includes waiting for the others) and in
+    all, and the engine's own time."""
     out: Dict[str, Any] = {}
-    for fam in ("qa", "compose", "lists"):
-        runs = col[fam]
+    for fam, method in (("qa", "ask/stream"), ("compose", "compose/variations"), ("lists", "analysis/summarize"),
+                        ("lists", "analysis/highlights")):
+        runs = [r for r in col[fam] if fam != "lists" or r["method"] == method]
         if not runs:
             continue
         attempts = []
@@ -824,14 +1401,20 @@ def cost(col: Dict[str, Any]) -> Dict[str, Any]:
             res = r.get("result") or {}
             objs = res.get("variations", []) if fam == "compose" else [res]
             attempts += [v["attempts"] for o in objs for v in [verification_of(o)] if v and "attempts" in v]
-        out[{"qa": "ask"}.get(fam, fam)] = {
+        engine = []
+        for r in runs:
+            res = r.get("result") or {}
+            objs = [res] + (res.get("variations", []) if col.get("column") == "peer" and fam == "compose" else [])
+            ms = sum((o.get("usage") or {}).get("totalMs", 0) or 0 for o in objs)
+            engine.append(ms / 1000 if "result" in r else None)
+        out[method] = {
             "requests": len(runs),
-            "attemptsMean": mean(attempts),
+            "attemptsMean": 1.0 if col.get("column") == "peer" else mean(attempts),  # the peer never retries
             "wallSecondsMean": mean([r["seconds"] for r in runs], 2),
-            "engineSecondsMean": mean([(r.get("result") or {}).get("usage", {}).get("totalMs", 0) / 1000
-                                       for r in runs if "result" in r], 2),
-            "spanSeconds": col.get("familySpanSeconds", {}).get(fam),
+            "wallSecondsTotal": round(sum(r["seconds"] for r in runs), 1),
+            "engineSecondsMean": mean(engine, 2),
         }
+    out["familySpanSeconds"] = col.get("familySpanSeconds", {})
     out["columnWallSeconds"] = col["wallSeconds"]
     return out
 
@@ -930,6 +1513,7 @@ def load_data(args: argparse.Namespace) -> Dict[str, Any]:
             warnings.append(f"lists: {rel} missing, skipped")
         else:
             lists.append(key)
+    held_in_data = sum(1 for x in qa + compose if x.get("heldOut"))
     if args.ids:
         rx = re.compile(args.ids)
         qa = [q for q in qa if rx.search(q["id"])]
@@ -950,7 +1534,8 @@ def load_data(args: argparse.Namespace) -> Dict[str, Any]:
     order = {k: i for i, k in enumerate(dict.fromkeys(q["docKey"] for q in qa))}
     qa = sorted(qa, key=lambda q: order[q["docKey"]])
     needed = {q["docKey"] for q in qa} | set(lists)
-    return {"docs": docs, "qa": qa, "compose": compose, "lists": lists, "needed": needed, "warnings": warnings}
+    return {"docs": docs, "qa": qa, "compose": compose, "lists": lists, "needed": needed, "warnings": warnings,
+            "heldOutInData": held_in_data}
 
 
 # ---------------------------------------------------------------------------------------
@@ -962,13 +1547,18 @@ def main() -> int:
     ap.add_argument("--all", action="store_true", help="also the items marked extra in the data (about twice as long)")
     ap.add_argument("--limit", type=int, help="first N items per family (lists: first N documents)")
     ap.add_argument("--ids", metavar="REGEX", help="only items whose id (list documents: path) matches")
-    ap.add_argument("--columns", default="off,on", help="comma-separated, of off,on (default: off,on)")
+    ap.add_argument("--columns", default="off,on,peer",
+                    help="comma-separated, of off,on,peer (default: off,on,peer); run one after another")
     ap.add_argument("--concurrency", type=int, default=6, help="requests in flight per daemon (default 6)")
     ap.add_argument("--max-attempts", type=int, help="maxAttempts to send when the daemon knows it (default: its own)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one response")
     ap.add_argument("--binary", default=os.environ.get("PARLANCE_BIN") or os.path.join(ROOT, ".build", "release", "parlance"))
     ap.add_argument("--data", default=os.path.join(ROOT, "eval", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "eval", "last-run.json"))
+    ap.add_argument("--json", action="store_true", help="print the JSON summary instead of the tables")
+    ap.add_argument("--llama-server", help="llama-server for the peer column (default: $PARLANCE_LLAMA_SERVER, "
+                                           "else scripts/setup-llama-server.sh)")
+    ap.add_argument("--peer-model", help="GGUF for the peer (default: $PARLANCE_MODEL, else $PARLANCE_DEFAULT_MODEL)")
     args = ap.parse_args()
 
     t0 = time.monotonic()
@@ -994,37 +1584,62 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         binary_sha = hashlib.sha256(f.read()).hexdigest()
     args.daemon = snapshot
     spec = method_params(snapshot)
-    gen_methods = ["ask/stream", "compose/variations"] + ANALYSES
-    verify_support = {m: "verify" in spec.get(m, {}) for m in gen_methods}
+    defaults = daemon_defaults(snapshot)
+    verify_support = {m: "verify" in spec.get(m, {}) for m in METHODS}
     supported = all(verify_support.values())
     wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
     for c in wanted:
-        if c not in ("on", "off"):
+        if c not in ("on", "off", "peer"):
             ap.error(f"--columns: unknown column {c!r}")
-    columns = [(c, c == "on") for c in wanted] if supported else [("default", None)]
-    if not supported:
+    daemon_wanted = [c for c in wanted if c != "peer"]
+    columns = [(c, c == "on") for c in daemon_wanted] if supported else ([("default", None)] if daemon_wanted else [])
+    if not supported and daemon_wanted:
         log(f"eval: this daemon has no `verify` param ({', '.join(m for m, s in verify_support.items() if not s)}): "
-            "one column, 'default'")
+            "one daemon column, 'default'")
+    names = [c for c, _ in columns] + (["peer"] if "peer" in wanted else [])
     log(f"eval: {len(data['qa'])} questions, {len(data['compose'])} compose items, {len(data['lists'])} list documents; "
-        f"columns {[c for c, _ in columns]}, concurrency {args.concurrency}")
+        f"columns {names}, concurrency {args.concurrency} (peer: 1, llama-server -np 1); "
+        f"context {defaults['contextSize']}, {defaults['threads']} threads")
 
+    # One column after another: never two model processes at once.
     raw: Dict[str, Dict[str, Any]] = {}
     for name, verify in columns:
         log(f"eval: column {name} (verify={verify})")
         raw[name] = run_column(name, verify, args, spec, data)
         log(f"eval: column {name}: {raw[name]['wallSeconds']} s")
+    if "peer" in wanted:
+        log("eval: column peer (llama-server)")
+        raw["peer"] = run_peer(args, data, defaults)
+        log(f"eval: column peer: {raw['peer']['wallSeconds']} s")
 
-    summary_cols: Dict[str, Any] = {}
-    details: Dict[str, Any] = {}
-    for name, col in raw.items():
+    held_ids = {x["id"] for x in data["qa"] + data["compose"] if x.get("heldOut")}
+    has_held = {"qa": any(q["id"] in held_ids for q in data["qa"]),
+                "compose": any(c["id"] in held_ids for c in data["compose"]), "lists": False}
+
+    def part_of(col: Dict[str, Any], part: str) -> Dict[str, Any]:
+        keep = (lambda r: True) if part == "all" else (lambda r: (r["item"]["id"] in held_ids) == (part == "heldOut"))
+        return {"qa": [r for r in col["qa"] if keep(r)], "compose": [r for r in col["compose"] if keep(r)],
+                "lists": col["lists"] if part != "heldOut" else []}
+
+    def score(col: Dict[str, Any], name: str, part: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        sub = part_of(col, part)
         s: Dict[str, Any] = {}
         det: Dict[str, Any] = {}
-        if data["qa"]:
-            s["qa"], det["qa"] = score_qa(col["qa"], data)
-        if data["compose"]:
-            s["compose"], det["compose"] = score_compose(col["compose"])
-        if data["lists"]:
-            s["lists"], det["lists"] = score_lists(col["lists"], data)
+        if sub["qa"]:
+            s["qa"], det["qa"] = score_qa(sub["qa"], data)
+        if sub["compose"]:
+            s["compose"], det["compose"] = score_compose(sub["compose"], unflagged=name == "peer")
+        if sub["lists"]:
+            s["lists"], det["lists"] = score_lists(sub["lists"], data)
+        return s, det
+
+    summary_cols: Dict[str, Any] = {}
+    parts: Dict[str, Dict[str, Any]] = {"tuning": {}, "heldOut": {}}
+    details: Dict[str, Any] = {}
+    for name, col in raw.items():
+        s, det = score(col, name, "all")
+        for part in parts:
+            parts[part][name] = score(col, name, part)[0]
         s["cost"] = cost(col)
         ver = verification_summary(col)
         if ver:
@@ -1039,39 +1654,69 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         det["errors"] = col["errors"]
         det["documents"] = col.get("documents")
         if "daemonLogTail" in col:
-            det["daemonLogTail"] = col["daemonLogTail"]
+            det["daemonLogTail" if name != "peer" else "llamaServerLogTail"] = col["daemonLogTail"]
+        if name == "peer":
+            det["settings"] = col["peer"]
         details[name] = det
 
-    main_col = "on" if "on" in summary_cols else next(iter(summary_cols))
+    # Targets are judged on the verify-on column; a run of the peer alone judges the peer.
+    main_col = "on" if "on" in summary_cols else next((c for c in summary_cols if c != "peer"), "peer")
+    peer_on = "peer" in summary_cols
+
+    def value(part: str, col: Optional[str], fam: str, key: str) -> Any:
+        if col is None:
+            return None
+        src = summary_cols if part == "all" else parts[part]
+        return ((src.get(col) or {}).get(fam) or {}).get(key)
+
+    def judged_part(fam: str) -> str:
+        return "heldOut" if has_held[fam] else "tuning"
+
     targets: Dict[str, Any] = {}
-    for tname, fam, path, op, target in TARGETS:
-        if fam not in summary_cols[main_col]:
+    for fname, fam, key, label, better, op, target in FIGURES:
+        part = judged_part(fam)
+        v = value(part, main_col, fam, key)
+        in_run = any(fam in (parts[part].get(c) or {}) for c in summary_cols)
+        if not in_run:
             continue
-        value = summary_cols[main_col][path[0]].get(path[1])
-        targets[tname] = {"value": value, "target": f"{op} {target}", "met": check(value, op, target)}
-    if "on" in raw and "off" in raw:
-        ratio = round(raw["on"]["wallSeconds"] / raw["off"]["wallSeconds"], 3) if raw["off"]["wallSeconds"] else None
-        targets["onOffWallTimeRatio"] = {"value": ratio, "target": f"<= {WALL_RATIO_TARGET}",
-                                         "met": check(ratio, "<=", WALL_RATIO_TARGET)}
-    else:
-        targets["onOffWallTimeRatio"] = {"value": None, "target": f"<= {WALL_RATIO_TARGET}", "met": None}
+        if op is not None:
+            targets[fname] = {"value": v, "target": f"{op} {target}", "met": check(v, op, target), "part": part,
+                              "column": main_col}
+        if main_col == "peer" or not peer_on:
+            continue
+        pv = value(part, "peer", fam, key)
+        targets[f"{fname} betterThanPeer"] = {"value": v, "peer": pv, "target": f"{'>' if better == 'higher' else '<'} peer",
+                                              "met": better_than(v, pv, better), "part": part, "column": main_col}
+    ratios = wall_ratios(summary_cols)
+    for k, r in ratios.items():
+        targets["onOffWallTimeRatio" + ("" if k == "overall" else f"[{k}]")] = {
+            "value": r, "target": f"<= {WALL_RATIO_TARGET}", "met": check(r, "<=", WALL_RATIO_TARGET)}
 
     fatal = [f"{n}: {f}" for n, c in raw.items() for f in c["fatal"]]
     summary = {
         "started": started,
         "binary": os.path.relpath(args.binary, ROOT) if args.binary.startswith(ROOT) else args.binary,
         "binarySha256": binary_sha[:16],
-        "serverVersion": next(iter(raw.values())).get("serverVersion"),
+        "serverVersion": next((c.get("serverVersion") for n, c in raw.items() if n != "peer"), None),
+        "peerVersion": raw["peer"].get("serverVersion") if peer_on else None,
         "verifySupported": supported,
         "columns": list(raw),
         "targetsColumn": main_col,
+        "targetsPart": {fam: judged_part(fam) for fam in ("qa", "compose", "lists")},
+        "heldOutItems": len(held_ids),
+        "heldOutItemsInData": data["heldOutInData"],
         "concurrency": args.concurrency,
+        "contextSize": defaults["contextSize"],
+        "threads": defaults["threads"],
         "seed": SEED,
         "data": {"questions": len(data["qa"]), "unanswerable": sum(1 for q in data["qa"] if not q["answerable"]),
                  "composeItems": len(data["compose"]), "listDocuments": data["lists"],
+                 "heldOut": {"questions": sum(1 for q in data["qa"] if q["id"] in held_ids),
+                             "composeItems": sum(1 for c in data["compose"] if c["id"] in held_ids)},
                  "warnings": len(data["warnings"]), **({"limit": args.limit} if args.limit else {}),
                  **({"ids": args.ids} if args.ids else {})},
         "results": summary_cols,
+        "parts": parts,
         "targets": targets,
         "targetsMet": sum(1 for t in targets.values() if t["met"]),
         "targetsMeasured": sum(1 for t in targets.values() if t["met"] is not None),
@@ -1087,10 +1732,134 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(full, f, indent=2, ensure_ascii=False)
         f.write("\n")
-    print(json.dumps(summary, indent=2, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        print(report(summary, has_held))
     log(f"eval: {summary['targetsMet']}/{summary['targetsMeasured']} targets met; details in "
         f"{os.path.relpath(args.out, ROOT)}; {summary['wallSeconds']} s")
     return 0 if not fatal else 1
+
+
+def better_than(v: Any, peer: Any, better: str) -> Optional[bool]:
+    """Strictly better than the peer; a tie counts only at the best possible value (0 for a
+    figure where lower is better, 1 for a rate where higher is better)."""
+    if v is None or peer is None:
+        return None
+    if better == "higher":
+        return v > peer or v == peer == 1
+    return v < peer or v == peer == 0
+
+
+def wall_ratios(cols: Dict[str, Any]) -> Dict[str, Optional[float]]:
+    """on/off wall time: the columns' whole wall time, and per method the mean wall seconds of
+    a request."""
+    if "on" not in cols or "off" not in cols:
+        return {"overall": None}
+    on, off = cols["on"]["cost"], cols["off"]["cost"]
+    out = {"overall": round(on["columnWallSeconds"] / off["columnWallSeconds"], 3) if off["columnWallSeconds"] else None}
+    for m in METHODS:
+        a, b = (on.get(m) or {}).get("wallSecondsMean"), (off.get(m) or {}).get("wallSecondsMean")
+        if a is not None and b:
+            out[m] = round(a / b, 3)
+    return out
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3f}".rstrip("0").rstrip(".") if v != int(v) else str(int(v))
+    return str(v)
+
+
+def report(summary: Dict[str, Any], has_held: Dict[str, bool]) -> str:
+    """The printed tables: every figure per column for the held-out and the tuning part, the
+    targets (judged on the `targetsColumn`) and "better than peer"; then the cost per method."""
+    cols = summary["columns"]
+    main_col = summary["targetsColumn"]
+    lines: List[str] = []
+    w0, wc = 54, 9
+
+    def row(label: str, cells: Sequence[str], tail: Sequence[str] = ()) -> str:
+        return (label.ljust(w0) + "".join(c.rjust(wc) for c in cells) + "  "
+                + "".join(t.ljust(w) for t, w in zip(tail, (10, 15, 0)))).rstrip()
+
+    any_held = any(has_held.values())
+    part_names = [("heldOut", "held-out part"), ("tuning", "tuning part")] if any_held else [("tuning", "tuning part")]
+    for part, title in part_names:
+        src = summary["parts"][part]
+        if not any(src.get(c) for c in cols):
+            continue
+        head = f"== {title}"
+        if not any_held:
+            head += (" (no item has \"heldOut\": true yet: every item counts as tuning; targets judged on it)"
+                     if not summary["heldOutItemsInData"] else
+                     " (no held-out item in this selection: every item run counts as tuning; targets judged on it)")
+        else:
+            judged = [f for f in ("qa", "compose", "lists") if summary["targetsPart"][f] == part]
+            head += f" (targets judged here for: {', '.join(judged) or 'none'})"
+        lines += [head, row("figure", cols, ["target", f"holds ({main_col})", "better than peer"])]
+        for fname, fam, key, label, better, op, target in FIGURES:
+            if not any(fam in (src.get(c) or {}) for c in cols):
+                continue
+            vals = [((src.get(c) or {}).get(fam) or {}).get(key) for c in cols]
+            judged = summary["targetsPart"][fam] == part
+            t = summary["targets"].get(fname) if judged else None
+            b = summary["targets"].get(f"{fname} betterThanPeer") if judged else None
+            if b is None and "peer" in cols and main_col != "peer":
+                bv = better_than(vals[cols.index(main_col)], vals[cols.index("peer")], better)
+            else:
+                bv = b["met"] if b else None
+            lines.append(row(label, [fmt(v) for v in vals],
+                             [f"{op} {fmt(target)}" if op else "—",
+                              (fmt(t["met"]) if t else ("(" + fmt(check(vals[cols.index(main_col)], op, target)) + ")"
+                                                        if op and main_col in cols else "—")),
+                              fmt(bv) if "peer" in cols and main_col != "peer" else "—"]))
+        lines.append("")
+    lines.append("== cost per method (whole run)")
+    lines.append(row("method", [f"{c}" for c in cols], ["on/off", f"target <= {WALL_RATIO_TARGET}"]))
+    for m in METHODS:
+        per = [(summary["results"][c]["cost"].get(m) or {}) for c in cols]
+        if not any(per):
+            continue
+        r = summary["targets"].get(f"onOffWallTimeRatio[{m}]")
+        lines.append(row(f"{m}: attempts (mean)", [fmt(p.get("attemptsMean")) for p in per]))
+        lines.append(row(f"{m}: wall s per request (mean)", [fmt(p.get("wallSecondsMean")) for p in per],
+                         [fmt(r["value"]) if r else "n/a", fmt(r["met"]) if r else "—"]))
+    r = summary["targets"].get("onOffWallTimeRatio")
+    lines.append(row("column wall s", [fmt(summary["results"][c]["cost"]["columnWallSeconds"]) for c in cols],
+                     [fmt(r["value"]) if r else "n/a", fmt(r["met"]) if r else "—"]))
+    lines.append("")
+    qa = {c: (summary["results"][c].get("qa") or {}) for c in cols}
+    if any(qa.values()):
+        lines.append("== calibration of confidenceScore (whole run; correct = answerable, found, a gold citation, "
+                     "not degenerate; or unanswerable and found false)")
+        for c in cols:
+            q = qa[c]
+            lines.append(f"  {c}: ECE (10 bins) {fmt(q.get('calibrationECE'))}, Brier {fmt(q.get('brierScore'))}, "
+                         f"over {q.get('withConfidenceScore', 0)} answers; wrongly not found on answerable "
+                         f"{fmt(q.get('wrongNotFoundRate'))} (target <= 0.10), not found on unanswerable "
+                         f"{fmt(q.get('notFoundCorrectRate'))} (target >= 0.75)")
+        lines.append("")
+    bt = [k for k in summary["targets"] if k.endswith(" betterThanPeer")]
+    if bt:
+        lines.append("== every figure better than peer (" + main_col + " vs peer)")
+        for k in bt:
+            t = summary["targets"][k]
+            lines.append(f"  {k[:-len(' betterThanPeer')]:<28} {fmt(t['value']):>8} vs {fmt(t['peer']):>8}: {fmt(t['met'])}")
+        met = [summary["targets"][k]["met"] for k in bt]
+        measured = [m for m in met if m is not None]
+        lines.append(f"  every figure better than peer: {fmt(bool(measured) and all(measured))} "
+                     f"({sum(measured)} of {len(measured)} measured figures better"
+                     + (f"; {len(met) - len(measured)} not measured in both columns" if len(measured) < len(met) else "")
+                     + ")")
+        lines.append("")
+    lines.append(f"{summary['targetsMet']}/{summary['targetsMeasured']} targets met (column {main_col}); "
+                 f"{summary['wallSeconds']} s" + ("" if summary["ok"] else "; FAILED: " + "; ".join(summary["failures"])))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
