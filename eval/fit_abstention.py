@@ -74,7 +74,7 @@ def sigmoid(z: float) -> float:
     return 1 / (1 + math.exp(-max(-30, min(30, z))))
 
 
-def fit(X, y, l2=0.05, steps=20000, lr=0.3):
+def fit(X, y, l2=0.01, steps=20000, lr=1.0):
     w = [0.0] * len(X[0])
     n = len(X)
     for _ in range(steps):

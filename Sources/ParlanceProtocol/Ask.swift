@@ -95,7 +95,7 @@ public enum AskStream: RPCMethod {
             self.answerSupport = answerSupport
         }
         public static let schemaHints: [String: SchemaHint] = [
-            "probability": SchemaHint(description: "Calibrated probability that the document answers the question (a logistic model over the fields below, fitted on a labeled set). Below 0.5 the answer is not found.", minimum: 0, maximum: 1),
+            "probability": SchemaHint(description: "Calibrated probability that the document answers the question (a logistic model over the fields below, fitted on a labeled set by eval/fit_abstention.py). Below the threshold fitted with it the answer is not found.", minimum: 0, maximum: 1),
             "expects": SchemaHint(description: "The kind of answer the question's wording asks for; absent when it does not say."),
             "questionCoverage": SchemaHint(description: "Share of the question's content words found anywhere in the document.", minimum: 0, maximum: 1),
             "focusCoverage": SchemaHint(description: "Best share of the question's focus words (its content words without those that only say what is asked, such as cost or name) in one passage of one or two segments.", minimum: 0, maximum: 1),
@@ -142,7 +142,7 @@ public enum AskStream: RPCMethod {
         public var provenance: Provenance
         public static let schemaHints: [String: SchemaHint] = [
             "answer": SchemaHint(description: "The answer, or \"not found in the document\" (localized) when no segment is relevant."),
-            "found": SchemaHint(description: "False when the document does not answer the question: retrieval found nothing relevant (no model call), the model said so, or the evidence does not hold the kind of answer asked for (answerability.probability below 0.5). No citations then."),
+            "found": SchemaHint(description: "False when the document does not answer the question: retrieval found nothing relevant (no model call), the model said so, or the evidence does not hold the kind of answer asked for (answerability.probability below the fitted threshold). No citations then."),
             "confidence": SchemaHint(description: "confidenceScore in words: high from 0.8, medium from 0.5, low below."),
             "confidenceScore": SchemaHint(description: "Calibrated probability that the result is right: for an answer, that the document answers the question; for not found, that it does not. Absent when retrieval found nothing (no evidence read).", minimum: 0, maximum: 1),
             "answerability": SchemaHint(description: "The evidence confidenceScore was read from. Absent when retrieval found nothing."),

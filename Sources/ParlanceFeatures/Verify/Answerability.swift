@@ -146,10 +146,10 @@ public enum Answerability {
 
     /// Logistic weights over the features, fitted by `eval/fit_abstention.py` on the tuning
     /// part of the labeled set (see its output in the closing note of issue 28).
-    static let weights: [Double] = [-3.0, 0.5, 1.0, 3.2, -1.6, 0.6, -1.8, 1.2]
+    static let weights: [Double] = [0.345, -0.061, -1.392, 1.028, -0.010, -0.219, 0.000, 1.228]
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.5
+    public static let threshold = 0.48
 
     public static func vector(_ f: Features) -> [Double] {
         [1, f.questionCoverage, f.focusCoverage, f.typedCoverage, f.typeMissing ? 1 : 0, f.modelPassed ? 1 : 0, f.modelSaysNotFound ? 1 : 0, f.answerSupport]
