@@ -96,6 +96,7 @@ FIGURES = [  # (name, family, metric, printed label, which way is better, compar
     ("duplicateItems", "lists", "duplicateItems", "lists: duplicate items", "lower", "==", 0),
     ("labelOrNameOnlyItems", "lists", "labelOrNameOnlyItems", "lists: label or bare-name items", "lower", None, None),
     ("targetAudienceIsName", "lists", "targetAudienceIsName", "lists: targetAudience names someone", "lower", None, None),
+    ("emptyLists", "lists", "emptyLists", "lists: topics/takeaways/key moments left empty", "lower", None, None),
 ]
 # (name, family, metric path, comparison, target): judged on the verify-on column, on the
 # held-out part when the family has held-out items; besides these, every figure has the
@@ -1340,7 +1341,7 @@ def score_compose(runs: List[Dict[str, Any]], unflagged: bool = False) -> Tuple[
 
 def score_lists(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     details = []
-    dup_n = label_n = aud_n = 0
+    dup_n = label_n = aud_n = empty_n = 0
     for r in runs:
         d: Dict[str, Any] = {"doc": r["doc"], "method": r["method"], "seconds": r["seconds"]}
         if "error" in r:
@@ -1366,6 +1367,10 @@ def score_lists(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[
                      "quotes": [q.get("text", "") for q in res.get("quotes", [])],
                      "actionItems": res.get("actionItems", [])}
         d["lists"] = lists
+        empty = [n for n in ("mainTopics", "keyTakeaways", "keyMoments") if n in lists and not lists[n]]
+        if empty:
+            d["emptyLists"] = empty
+            empty_n += len(empty)
         for name, items in lists.items():
             dups = duplicates(items)
             if dups:
@@ -1378,7 +1383,7 @@ def score_lists(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[
                     label_n += len(lab)
         details.append(d)
     m = {"requests": len(runs), "duplicateItems": dup_n, "labelOrNameOnlyItems": label_n,
-         "targetAudienceIsName": aud_n, "errors": sum(1 for r in runs if "error" in r)}
+         "targetAudienceIsName": aud_n, "emptyLists": empty_n, "errors": sum(1 for r in runs if "error" in r)}
     return m, details
 
 
