@@ -91,6 +91,19 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertTrue(kept.dropFirst().allSatisfy { source.supported($0) })
     }
 
+    func testTopicsThatAreOnlyNamesGiveWayToKeyPhrases() {
+        let segs = podcast + [Segment(id: 5, speaker: "Dev", text: "A local model on a laptop keeps the cloud bill small.", startOffset: 5, endOffset: 6)]
+        let source = SourceSupport(segments: segs)
+        let names = ListVerifier.names(in: segs.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
+        XCTAssertTrue(source.keyPhrases(excluding: names).contains("Local model"), "\(source.keyPhrases(excluding: names))")
+        let (kept, issues) = ListVerifier.repair(["The Local Loop", "Cloud bill", "Dev"], field: .init("mainTopics", .phrase, minItems: 2), labels: [],
+                                                 names: names, source: source, fill: source.keyPhrases(excluding: names))
+        XCTAssertEqual(kept.first, "Cloud bill")
+        XCTAssertFalse(kept.contains("The Local Loop"))
+        XCTAssertEqual(kept.count, 2, "\(kept)")
+        XCTAssertTrue(issues.contains { $0.code == .nameOnlyItem && $0.message.contains("Local Loop") })
+    }
+
     func testTidyMakesASpokenSentenceWritten() {
         XCTAssertEqual(SourceSupport.tidy("so, privacy was the main reason "), "Privacy was the main reason.")
         XCTAssertEqual(SourceSupport.tidy("Yeah, I mean, small models loop."), "Small models loop.")

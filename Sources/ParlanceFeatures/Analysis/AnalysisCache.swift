@@ -82,9 +82,14 @@ public actor AnalysisCache {
         p["workDoneToken"] = nil
         p["text"] = nil
         p["uri"] = nil
-        return [method, input.contentHash, JSONValue.object(p).serialized(sortKeys: true), input.language.language, engine.identity]
-            .joined(separator: "|")
+        return [method, input.contentHash, JSONValue.object(p).serialized(sortKeys: true), input.language.language, engine.identity,
+                "checks=\(checksVersion)"].joined(separator: "|")
     }
+
+    /// Raised whenever the checks and repairs change what a result holds, so that a cache
+    /// written by an older daemon is not served as this one's result.
+    /// 2: takeaways and topics grounded in the transcript, audiences that describe people.
+    static let checksVersion = 2
 }
 
 /// Crash-safe file writes: a reader sees the old file or the new one, never half of one.

@@ -32,13 +32,16 @@ struct ListCheck: Sendable {
         self.topicsKey = topicsKey
         self.language = language
         fill = source?.centralSentences() ?? []
+        phraseFill = source?.keyPhrases(excluding: names) ?? []
     }
 
-    /// The source's central sentences, most central first.
+    /// The source's central sentences and key phrases, to stand in for dropped items.
     private let fill: [String]
+    private let phraseFill: [String]
 
     func repair(_ items: [String], _ f: ListVerifier.Field) -> (items: [String], issues: [VerificationIssue]) {
-        ListVerifier.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, fill: fill)
+        ListVerifier.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions,
+                            fill: f.kind == .sentence ? fill : phraseFill)
     }
 
     /// `repair: false` (verify: false) reports what the checks find and changes nothing.
@@ -58,7 +61,7 @@ struct ListCheck: Sendable {
         var scalars = scalarIssues(o)
         if repair, let key = audienceKey, let i = scalars.firstIndex(where: { $0.code == .audienceIsName }) {
             // Repaired before regenerating: the people the first topics interest.
-            let topics = topicsKey.flatMap { o[$0]?.arrayValue?.compactMap(\.stringValue) } ?? []
+            let topics = (topicsKey.flatMap { o[$0]?.arrayValue?.compactMap(\.stringValue) } ?? []).filter { !names.contains(TextChecks.normalized($0)) }
             let audience = ListVerifier.audience(topics: topics, language: language)
             o[key] = .string(audience)
             scalars[i].message += ": replaced by \"\(audience)\""

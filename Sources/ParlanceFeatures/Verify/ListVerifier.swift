@@ -45,6 +45,8 @@ public enum ListVerifier {
             if raw.count <= 4, raw.allSatisfy({ $0.text.first?.isUppercase ?? false }) { return .nameOnlyItem }
         }
         if let source {
+            // A topic that is only a name of the text (the show, a guest, a company) says nothing of the subject.
+            if kind == .phrase, names.contains(n) { return .nameOnlyItem }
             if TextChecks.echo(in: item, instructions: instructions, source: source.text) != nil || promptWords(item) { return .instructionEcho }
             if !source.supported(item) { return .unsupportedFact }
         }
@@ -111,11 +113,11 @@ public enum ListVerifier {
             }
         }
         var issues: [VerificationIssue] = []
-        if field.kind == .sentence, !dropped.isEmpty {
+        if !dropped.isEmpty {
             for candidate in fill where kept.count < field.minItems {
                 guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) == nil,
                       !kept.contains(where: { TextChecks.jaccard($0, candidate) >= 0.4 }) else { continue }
-                issues.append(VerificationIssue(dropped[0].code, "\"\(RewriteVerifier.clip(candidate, 60))\", a central sentence of the transcript: added",
+                issues.append(VerificationIssue(dropped[0].code, "\"\(RewriteVerifier.clip(candidate, 60))\", from the transcript: added",
                                                 path: "\(field.key)[\(kept.count)]", repaired: true))
                 kept.append(candidate)
             }

@@ -51,6 +51,27 @@ public struct SourceSupport: Sendable {
         return scored.sorted { $0.1 > $1.1 }.map(\.0)
     }
 
+    /// Key phrases of the transcript for a topic list: pairs of adjacent content words
+    /// ("on-device inference", "tokens per second" → "tokens second" is not one: only
+    /// adjacent words) said at least twice, most frequent first, none of them a name.
+    public func keyPhrases(excluding names: Set<String>) -> [String] {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        for s in segments {
+            let words = s.text.split(whereSeparator: { !($0.isLetter || $0 == "-" || $0 == "'") }).map(String.init)
+            for i in words.indices.dropLast() {
+                let a = words[i], b = words[i + 1]
+                guard a.count >= 3, b.count >= 3, a.first?.isLowercase ?? false, b.first?.isLowercase ?? false,
+                      !BM25Index.terms(a).isEmpty, !BM25Index.terms(b).isEmpty, !SourceSupport.fillers.contains(a) else { continue }
+                let phrase = a + " " + b
+                guard !names.contains(TextChecks.normalized(phrase)) else { continue }
+                if counts[phrase, default: 0] == 0 { order.append(phrase) }
+                counts[phrase, default: 0] += 1
+            }
+        }
+        return order.filter { counts[$0]! >= 2 }.sorted { counts[$0]! > counts[$1]! }.map { $0.prefix(1).uppercased() + $0.dropFirst() }
+    }
+
     /// A spoken sentence as a written one: leading fillers and hedges dropped, first letter
     /// capitalised, ending in a full stop.
     public static func tidy(_ raw: String) -> String {
