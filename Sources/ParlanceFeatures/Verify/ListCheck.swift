@@ -61,7 +61,11 @@ struct ListCheck: Sendable {
         var scalars = scalarIssues(o)
         if repair, let key = audienceKey, let i = scalars.firstIndex(where: { $0.code == .audienceIsName }) {
             // Repaired before regenerating: the people the first topics interest.
-            let topics = (topicsKey.flatMap { o[$0]?.arrayValue?.compactMap(\.stringValue) } ?? []).filter { !names.contains(TextChecks.normalized($0)) }
+            let topics = (topicsKey.flatMap { o[$0]?.arrayValue?.compactMap(\.stringValue) } ?? []).filter { t in
+                // Not a name: neither one of the text's nor a run of capitalised words ("Priya Lindqvist").
+                let words = t.split(separator: " ")
+                return !names.contains(TextChecks.normalized(t)) && !(words.count >= 2 && words.allSatisfy { $0.first?.isUppercase ?? false })
+            }
             let audience = ListVerifier.audience(topics: topics, language: language)
             o[key] = .string(audience)
             scalars[i].message += ": replaced by \"\(audience)\""
