@@ -40,6 +40,13 @@ final class RewriteRepairTests: XCTestCase {
         XCTAssertEqual(works.text, "Work at Canal House begins Monday 3 June.")
     }
 
+    func testANumberWhoseUnitChangedWithItGetsItsUnitBack() {
+        let original = "Under the scheme the deposit of £1,600 should be returned within 10 days of the tenancy ending."
+        let (text, repairs) = FactRepair.repair(original: original, rewrite: "The £1,600 deposit should be returned within 3 weeks of the tenancy ending.")
+        XCTAssertEqual(text, "The £1,600 deposit should be returned within 10 days of the tenancy ending.")
+        XCTAssertEqual(repairs, [FactRepair.Repair(changed: "3 weeks", restored: "10 days")])
+    }
+
     func testNothingIsRepairedWhereTheAlignmentIsAmbiguousOrTheTextWouldGetWorse() {
         // A fact dropped altogether: nothing sits where it was.
         let dropped = "Dear Priyanka, the rent for Flat 4 is due on 3 March. Last month's payment arrived six days late."
@@ -80,11 +87,20 @@ final class RewriteRepairTests: XCTestCase {
         let g = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent))
         let root = try XCTUnwrap(g.split(separator: "\n").first).description
         XCTAssertEqual(root, #"root ::= g0 "Priyanka" g1 "£1,150" g2 "Flat" g3 "4" g4 "3 March" g5 "six" tail"#)
-        // Every gap is bounded; free text has no control characters but newlines.
-        XCTAssertTrue(g.contains("g0 ::= c{0,"), g)
+        // Every gap is bounded and (but at the start) ends in a space or an opening mark, so a
+        // fact never sticks to the word before it; free text has no control characters but newlines.
+        XCTAssertTrue(g.contains("g0 ::= (c{0,") && g.contains("g1 ::= c{0,") && g.contains("} s\n"), g)
         XCTAssertFalse(g.contains("c*"), g)
         XCTAssertTrue(g.contains(#"c ::= [^\x00-\x09\x0B-\x1F]"#), g)
         XCTAssertNil(FactGrammar.gbnf(selection: "we should talk about it soon."))
+        // Only what the last attempt lacked, after a tone's opening phrase.
+        let units = FactGrammar.units(Self.rent)
+        let lacking = FactGrammar.missing(units, in: "Dear Priyanka, the rent of £1,150 for Flat 4 is due on March 3. It was late.")
+        XCTAssertEqual(lacking.map(\.text), ["3 March", "six"])
+        let toned = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent, units: lacking, openers: FactGrammar.openers(for: .empathetic)))
+        XCTAssertTrue(toned.hasPrefix(#"root ::= opener g0 "3 March" g1 "six" tail"#), toned)
+        XCTAssertTrue(toned.contains(#"opener ::= "I understand" | "Thank you for""#), toned)
+        XCTAssertEqual(FactGrammar.openers(for: .formal), [])
         // Quotes and backslashes in a fact are escaped.
         XCTAssertEqual(FactGrammar.literal("say \"hi\"\\"), #""say \"hi\"\\""#)
     }

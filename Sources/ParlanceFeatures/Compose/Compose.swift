@@ -266,7 +266,8 @@ public enum Compose {
         let facts = Facts.extract(original)
         // A refinement may change the tone on purpose: only variations are held to theirs.
         let checkedTone = previous == nil ? tone : nil
-        let grammar = attempts.verify && attempts.maxAttempts > 1 && engine.acceptsGrammar ? FactGrammar.gbnf(selection: original) : nil
+        let units = FactGrammar.units(original)
+        let grammars = attempts.verify && attempts.maxAttempts > 1 && engine.acceptsGrammar
         var last: Attempt?
         func judge(_ out: Generated, seed: UInt32, attempt: Int, constrained: Bool, toneRetried: Bool) -> Attempt {
             let cleaned = ComposePrompt.clean(out.text)
@@ -285,9 +286,17 @@ public enum Compose {
             // Later attempts sample cooler: a small model copies facts more faithfully.
             if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, 0.2) }
             let open = last?.issues.filter { $0.repaired != true } ?? []
-            let toneHint = open.contains { $0.code == .toneMismatch } ? ToneCheck.instruction(tone, failures: []) : nil
-            let factsOnly = !open.isEmpty && open.allSatisfy { $0.code == .factMissing }
-            let constrained = grammar != nil && attempt > 1 && (last?.missingFacts ?? 0) > 0 && (attempt == attempts.maxAttempts || factsOnly)
+            let toneOff = open.contains { $0.code == .toneMismatch }
+            let toneHint = toneOff ? ToneCheck.instruction(tone, failures: []) : nil
+            // Facts still missing after repair are forced by a grammar as soon as nothing worse
+            // is wrong (or on the last attempt); a tone with a marker phrase opens with one.
+            let severe = open.contains { $0.code != .factMissing && $0.code != .toneMismatch }
+            let required = last.map { FactGrammar.missing(units, in: $0.text) } ?? []
+            let forceFacts = grammars && attempt > 1 && !required.isEmpty && (attempt == attempts.maxAttempts || !severe)
+            let openers = grammars && attempt > 1 && toneOff && checkedTone != nil ? FactGrammar.openers(for: tone) : []
+            let grammar = forceFacts || !openers.isEmpty
+                ? FactGrammar.gbnf(selection: original, units: forceFacts ? required : [], openers: openers) : nil
+            let constrained = grammar != nil
             let out: Generated
             do {
                 out = try await Generation.run(engine, prompt: prompt(attempt, toneHint), grammar: constrained ? grammar : nil, options: o,
@@ -304,10 +313,10 @@ public enum Compose {
         }, check: { $0.issues }, rank: { attempt, issues in
             RewriteVerifier.severity(issues, missingFacts: attempt.missingFacts)
         }, worthRetrying: { a, issues in
-            // After the grammar attempt nothing does better on facts; a tone that a stronger
-            // line did not fix is reported rather than tried again.
+            // After a grammar attempt nothing does better; a tone that a stronger line did not
+            // fix is reported rather than tried again.
             let open = issues.filter { $0.repaired != true }
-            if a.constrained && open.allSatisfy({ $0.code == .factMissing || $0.code == .toneMismatch }) { return false }
+            if a.constrained { return false }
             if a.toneRetried && open.allSatisfy({ $0.code == .toneMismatch }) { return false }
             return true
         })

@@ -49,6 +49,10 @@ public enum FactRepair {
             guard !Facts.missing([fact], in: text).isEmpty,
                   let (range, changed) = replacedSpan(of: fact, original: original, rewrite: text, facts: facts) else { continue }
             var restored = fact.text
+            if fact.kind == .number, changed.contains(" "), let span = factRange(fact, in: original),
+               let next = WordDiff.tokens(original).first(where: { $0.start >= span.location + span.length }), next.isWord {
+                restored = (original as NSString).substring(with: NSRange(location: span.location, length: next.end - span.location))
+            }
             if fact.kind == .name, changed.hasSuffix("'s") || changed.hasSuffix("\u{2019}s"), !restored.hasSuffix("s") { restored += String(changed.suffix(2)) }
             _ = accept((text as NSString).replacingCharacters(in: range, with: restored), Repair(changed: changed, restored: restored), respelling: false)
         }
@@ -108,7 +112,18 @@ public enum FactRepair {
                 if loose.allSatisfy({ aRange.contains($0) }), !bRange.isEmpty, aWords <= factWords + 3, bWords <= factWords + 4 {
                     let window = tb[bRange.lowerBound].start..<tb[bRange.upperBound - 1].end
                     let found = candidates(in: window)
-                    if found.count == 1 { return (found[0], ns.substring(with: found[0])) }
+                    if found.count == 1 {
+                        // "within 3 weeks" for "within 10 days": the unit word changed with the
+                        // number, so both go back ("10 weeks" would be wrong).
+                        let end = found[0].location + found[0].length
+                        if fact.kind == .number, let nb = tb.firstIndex(where: { $0.start >= end }), bRange.contains(nb), tb[nb].isWord,
+                           let na = ta.firstIndex(where: { $0.start >= span.location + span.length }), aRange.contains(na), ta[na].isWord,
+                           ta[na].text.lowercased() != tb[nb].text.lowercased() {
+                            let r = NSRange(location: found[0].location, length: tb[nb].end - found[0].location)
+                            return (r, ns.substring(with: r))
+                        }
+                        return (found[0], ns.substring(with: found[0]))
+                    }
                 }
             }
         }
