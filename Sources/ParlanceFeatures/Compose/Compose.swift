@@ -85,7 +85,12 @@ public enum Compose {
             for try await r in group { all.append(r) }
             return all.sorted { $0.0 < $1.0 }
         }
-        if attempts.verify { separateFormalAndCasual(&results, original: originalText, keyPoints: keyPoints) }
+        if attempts.verify {
+            for id in separateFormalAndCasual(&results, original: originalText, keyPoints: keyPoints) {
+                guard let v = results.first(where: { $0.1.id == id })?.1 else { continue }
+                ctx.progress(.init(kind: .report, message: "made casual (it was the formal text)", phase: .verifying, delta: v.text, part: id, restart: true))
+            }
+        }
         let variations = results.map(\.1)
 
         let entry = ComposeHistoryEntry(id: entryId, createdAt: createdAt, text: p.text, instructions: p.instructions,
@@ -365,8 +370,10 @@ public enum Compose {
 
     /// A formal and a casual variation must not say the same thing the same way: when they
     /// do, the casual one is contracted ("we are" → "we're") or, with nothing to contract,
-    /// greets the reader ("Hi! …"), and says so in its verification.
-    static func separateFormalAndCasual(_ results: inout [(Int, ComposeVariation, [Token])], original: String, keyPoints: [String]) {
+    /// greets the reader ("Hi! …"), and says so in its verification. Returns the ids changed.
+    @discardableResult
+    static func separateFormalAndCasual(_ results: inout [(Int, ComposeVariation, [Token])], original: String, keyPoints: [String]) -> [String] {
+        var changed: [String] = []
         for i in results.indices where results[i].1.tone == .casual {
             let casual = results[i].1
             guard results.contains(where: { $0.1.tone == .formal && TextChecks.normalized($0.1.text) == TextChecks.normalized(casual.text) }) else { continue }
@@ -383,7 +390,9 @@ public enum Compose {
             v.diff = WordDiff.diff(original, text)
             v.verification?.issues.append(VerificationIssue(.toneMismatch, "casual: the same text as the formal variation; made casual (\"\(RewriteVerifier.clip(text, 40))\"): repaired", repaired: true))
             results[i] = (results[i].0, v, [])
+            changed.append(v.id)
         }
+        return changed
     }
 
     /// Tokens every prompt starts with (0 for a remote model: it has no tokens here).
