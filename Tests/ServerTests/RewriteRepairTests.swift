@@ -112,6 +112,7 @@ final class RewriteRepairTests: XCTestCase {
         func markers(_ text: String) -> [String] { ToneCheck.check(text, tone: .formal, original: original).map(\.marker) }
         XCTAssertEqual(markers("Please be advised that the invoice of €900 is overdue. We kindly request that payment be made by Friday."), [])
         XCTAssertEqual(markers("We'd kindly request payment of the €900 invoice, which is overdue, by Friday."), ["contractions"])
+        XCTAssertEqual(markers("We kindly request that you don't delay payment of the €900 invoice beyond Friday."), ["contractions"])
         XCTAssertTrue(markers("hey, the €900 invoice is overdue, pay it by Friday ok").contains("slang"))
         XCTAssertTrue(markers("Regarding the invoice of €900 which is overdue and payment by Friday").contains("fullSentences"))
     }
