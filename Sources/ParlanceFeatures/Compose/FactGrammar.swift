@@ -5,8 +5,8 @@ import ParlanceProtocol
 /// required fact of the selection, verbatim and in the selection's order, between (a date
 /// as a whole: "3 March", not "3" then "March"), optionally after an opening phrase (a
 /// tone's marker: "I understand", "Perhaps"). The free text is bounded: each gap may be
-/// about three times the text between the two facts in the selection plus some slack, and
-/// ends with a space or an opening mark, so a fact never sticks to the word before it; a
+/// about twice the text between the two facts in the selection plus some slack, and
+/// ends with a space or an opening bracket, so a fact never sticks to the word before it; a
 /// model cannot wander off before the next fact (maxTokens bounds the whole).
 public enum FactGrammar {
     public struct Unit: Sendable {
@@ -55,16 +55,16 @@ public enum FactGrammar {
         for (i, u) in units.enumerated() {
             let between = max(0, u.range.location - previousEnd)
             // Empty only at the very start; otherwise free text ending in a space or an opening mark.
-            let bound = min(maxGap, 3 * between + 120)
+            let bound = min(maxGap, 2 * between + 60)
             rules.append("g\(i) ::= " + (i == 0 && openers.isEmpty ? "(c{0,\(bound)} s)?" : "c{0,\(bound)} s"))
             root += ["g\(i)", literal(u.text)]
             previousEnd = u.range.location + u.range.length
         }
-        rules.append("tail ::= c{0,\(min(maxGap, 3 * max(0, length - previousEnd) + 120))}")
+        rules.append("tail ::= c{0,\(min(maxGap, 2 * max(0, length - previousEnd) + 60))}")
         root.append("tail")
         // Any character but control characters; a newline is allowed (letters have lines).
         rules.append(#"c ::= [^\x00-\x09\x0B-\x1F]"#)
-        rules.append(#"s ::= [ \n("'(“‘]"#)
+        rules.append(#"s ::= [ \n(]"#)
         return (["root ::= " + root.joined(separator: " ")] + rules).joined(separator: "\n")
     }
 

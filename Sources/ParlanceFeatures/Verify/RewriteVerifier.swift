@@ -94,10 +94,10 @@ public enum RewriteVerifier {
     }
 
     /// How bad a failing rewrite is, to keep the best of several attempts: each missing
-    /// fact counts two, a tone that is off one, every other problem three.
+    /// fact counts three (as much as any other problem), a tone that is off one.
     public static func severity(_ issues: [VerificationIssue], missingFacts: Int) -> Int {
         issues.filter { $0.repaired != true }.reduce(0) {
-            $0 + ($1.code == .factMissing ? 2 * missingFacts : $1.code == .toneMismatch ? 1 : 3)
+            $0 + ($1.code == .factMissing ? 3 * missingFacts : $1.code == .toneMismatch ? 1 : 3)
         }
     }
 
