@@ -53,7 +53,8 @@ extension Usage {
 }
 
 public enum Generation {
-    /// Runs one generation, streaming progress, optionally constrained by a JSON Schema.
+    /// Runs one generation, streaming progress, optionally constrained by a JSON Schema (or,
+    /// for free text on a local engine, a GBNF `grammar`).
     /// With a schema the output is parsed and validated; a violation the grammar cannot
     /// express (rare) is retried once with another seed, then reported. Output cut off by
     /// `maxTokens` mid-JSON is retried under grammars fitted to the budget: first at a
@@ -61,12 +62,13 @@ public enum Generation {
     /// output cannot overrun (each token writes at least one character; only byte-level
     /// tokens of non-ASCII text can).
     public static func run(
-        _ engine: any LanguageModel, prompt: ModelPrompt, schema: JSONValue? = nil, options: ResolvedOptions,
+        _ engine: any LanguageModel, prompt: ModelPrompt, schema: JSONValue? = nil, grammar: String? = nil, options: ResolvedOptions,
         cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil
     ) async throws -> Generated {
         // Checked once here (a bad schema is -32602 before any generation).
         if let schema { _ = try GrammarBuilder.gbnf(for: schema) }
-        var constraint: ModelRequest.Constraint = schema.map { .schema($0) } ?? .none
+        // A GBNF grammar (local engines only) constrains free text; a schema takes precedence.
+        var constraint: ModelRequest.Constraint = schema.map { .schema($0) } ?? grammar.map { .grammar($0) } ?? .none
         var seed = options.seed
         var total = Usage.zero
         var fittings = [options.maxTokens * 5 / 2, options.maxTokens][...]

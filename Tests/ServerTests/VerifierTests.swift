@@ -255,7 +255,8 @@ extension VerifierTests {
         XCTAssertEqual(codes(formal, .formal), [])
         XCTAssertEqual(codes(formal, .casual), [.toneMismatch])
         XCTAssertEqual(codes(chatty, .casual), [])
-        XCTAssertEqual(codes(chatty, .empathetic), [], "only formal and casual are measured")
+        XCTAssertEqual(codes(chatty, .empathetic), [.toneMismatch], "an empathetic rewrite acknowledges the reader")
+        XCTAssertEqual(codes("I know this is a nuisance: the €900 invoice is overdue. Could you pay it by Friday?", .empathetic), [])
     }
 
     func testSeverityCountsEachMissingFact() {

@@ -62,7 +62,7 @@ public enum Compose {
         let keyPoints = analysis.keyPoints
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
         let facts = Facts.extract(selection).map(\.text)
-        let results = try await withThrowingTaskGroup(of: (Int, ComposeVariation, [Token]).self) { group in
+        var results = try await withThrowingTaskGroup(of: (Int, ComposeVariation, [Token]).self) { group in
             for (i, tone) in tones.enumerated() {
                 let id = "\(entryId).\(i + 1)"
                 var options = baseOptions
@@ -72,9 +72,10 @@ public enum Compose {
                     let instructions = ComposePrompt.instructionTexts(tone: tone, audience: audience, languageName: languageName)
                     let (v, tokens) = try await rewrite(id: id, tone: tone, audience: audience, original: originalText, keyPoints: keyPoints,
                                                         language: language.language, instructions: instructions, attempts: attempts,
-                                                        options: options, engine: engine, ctx: ctx) { attempt in
+                                                        options: options, engine: engine, ctx: ctx) { attempt, toneHint in
                         attempt == 1 ? firstPrompt : engine.render(ComposePrompt.messages(
-                            text: selection, tone: tone, audience: audience, instructions: p.instructions, languageName: languageName, strict: facts))
+                            text: selection, tone: tone, audience: audience, instructions: p.instructions, languageName: languageName,
+                            strict: facts, toneHint: toneHint))
                     }
                     ctx.progress(.init(kind: .report, message: "variation \(id) done", phase: .done, part: id, partial: try? JSONValue(encoding: v)))
                     return (i, v, tokens)
@@ -83,6 +84,12 @@ public enum Compose {
             var all: [(Int, ComposeVariation, [Token])] = []
             for try await r in group { all.append(r) }
             return all.sorted { $0.0 < $1.0 }
+        }
+        if attempts.verify {
+            for id in separateFormalAndCasual(&results, original: originalText, keyPoints: keyPoints) {
+                guard let v = results.first(where: { $0.1.id == id })?.1 else { continue }
+                ctx.progress(.init(kind: .report, message: "made casual (it was the formal text)", phase: .verifying, delta: v.text, part: id, restart: true))
+            }
         }
         let variations = results.map(\.1)
 
@@ -138,7 +145,7 @@ public enum Compose {
             + [ComposePrompt.refinement(instruction)]
         var (v, tokens) = try await rewrite(id: id, tone: parent.tone, audience: parent.audience, original: entry.text, keyPoints: entry.analysis.keyPoints,
                                             language: entry.language, instructions: instructions, attempts: attempts, options: options,
-                                            engine: engine, ctx: ctx, previous: parent.text, lengthBounds: 0.15...3.5) { attempt in
+                                            engine: engine, ctx: ctx, previous: parent.text, lengthBounds: 0.15...3.5) { attempt, _ in
             guard attempt > 1 else { return prompt }
             // Later attempts: the same conversation, the revision request with a stricter line.
             var strict = messages
@@ -233,49 +240,159 @@ public enum Compose {
                                     "contextSize": .int(context), "detail": .string(detail)])
     }
 
-    /// One variation: generated, checked against the selection (`RewriteVerifier`), and
-    /// generated again with another seed and a stricter tail while it fails, up to the
-    /// attempts allowed. `prompt(n)` is attempt n's prompt. Returns the variation (usage
-    /// summed over its attempts) and the tokens of the attempt kept, for refinements.
+    /// One attempt at a variation: the model's output and the text kept from it (cleaned,
+    /// and with verification on, repaired), with what the checks found.
+    struct Attempt: Sendable {
+        var out: Generated
+        var seed: UInt32
+        var attempt: Int
+        var text: String
+        var issues: [VerificationIssue]
+        var repaired: Bool
+        var missingFacts: Int
+        /// Generated under the facts grammar.
+        var constrained: Bool
+        /// Generated with the stronger tone line.
+        var toneRetried: Bool
+    }
+
+    /// One variation: generated, repaired where that is safe (`FactRepair`, `ToneCheck`),
+    /// checked against the selection (`RewriteVerifier`), and only while it still fails,
+    /// generated again with another seed and a stricter tail: a stronger tone line when the
+    /// tone was off; and when facts are still missing, on the last attempt (or as soon as
+    /// they are all that is wrong) under a grammar that writes every fact verbatim
+    /// (`FactGrammar`, local models). `prompt(n, toneHint)` is attempt n's prompt. Returns
+    /// the variation (usage summed over its attempts) and the tokens of the attempt kept,
+    /// for refinements (none when its text was repaired: the tokens no longer say it).
     static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
                         attempts: Attempts, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext, previous: String? = nil,
-                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
+                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int, String?) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
         var usage = Usage.zero
         let facts = Facts.extract(original)
+        // A refinement may change the tone on purpose: only variations are held to theirs.
+        let checkedTone = previous == nil ? tone : nil
+        let units = FactGrammar.units(original)
+        let grammars = attempts.verify && attempts.maxAttempts > 1 && engine.acceptsGrammar
+        var last: Attempt?
+        func judge(_ out: Generated, seed: UInt32, attempt: Int, constrained: Bool, toneRetried: Bool) -> Attempt {
+            let cleaned = ComposePrompt.clean(out.text)
+            let (text, repairs) = attempts.verify ? repair(cleaned, original: original, tone: checkedTone) : (cleaned, [])
+            let issues = RewriteVerifier.check(.init(original: original, rewrite: text, instructions: instructions, language: language,
+                                                     lengthBounds: lengthBounds, previous: previous, examples: ComposePrompt.exampleTexts,
+                                                     tone: checkedTone)) + repairs
+            let a = Attempt(out: out, seed: seed, attempt: attempt, text: text, issues: issues, repaired: text != cleaned,
+                            missingFacts: Facts.missing(facts, in: text).count, constrained: constrained, toneRetried: toneRetried)
+            last = a
+            return a
+        }
         let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
             var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)
             // Later attempts sample cooler: a small model copies facts more faithfully.
             if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, 0.2) }
-            let out = try await Generation.run(engine, prompt: prompt(attempt), options: o, progress: ctx.progress, part: id)
+            let open = last?.issues.filter { $0.repaired != true } ?? []
+            let toneOff = open.contains { $0.code == .toneMismatch }
+            let toneHint = toneOff ? ToneCheck.instruction(tone, failures: []) : nil
+            // Facts still missing after repair are forced by a grammar as soon as nothing worse
+            // is wrong (or on the last attempt); a tone with a marker phrase opens with one.
+            let severe = open.contains { $0.code != .factMissing && $0.code != .toneMismatch }
+            let required = last.map { FactGrammar.missing(units, in: $0.text) } ?? []
+            let forceFacts = grammars && attempt > 1 && !required.isEmpty && (attempt == attempts.maxAttempts || !severe)
+            let openers = grammars && attempt > 1 && toneOff && checkedTone != nil ? FactGrammar.openers(for: tone) : []
+            let grammar = forceFacts || !openers.isEmpty
+                ? FactGrammar.gbnf(selection: original, units: forceFacts ? required : [], openers: openers) : nil
+            let constrained = grammar != nil
+            let out: Generated
+            do {
+                out = try await Generation.run(engine, prompt: prompt(attempt, toneHint), grammar: constrained ? grammar : nil, options: o,
+                                               progress: ctx.progress, part: id)
+            } catch let e as EngineError where constrained {
+                // The grammar did not build or led to a dead end: this attempt is a free one.
+                if case .cancelled = e { throw e }
+                let free = try await Generation.run(engine, prompt: prompt(attempt, toneHint), options: o, progress: ctx.progress, part: id)
+                usage = usage + free.usage
+                return judge(free, seed: o.seed, attempt: attempt, constrained: false, toneRetried: toneHint != nil)
+            }
             usage = usage + out.usage
-            return (out: out, seed: o.seed, attempt: attempt)
-        }, check: { attempt in
-            RewriteVerifier.check(.init(original: original, rewrite: ComposePrompt.clean(attempt.out.text), instructions: instructions,
-                                        language: language, lengthBounds: lengthBounds, previous: previous,
-                                        examples: ComposePrompt.exampleTexts, tone: previous == nil ? tone : nil))
-        }, rank: { attempt, issues in
-            RewriteVerifier.severity(issues, missingFacts: Facts.missing(facts, in: ComposePrompt.clean(attempt.out.text)).count)
+            return judge(out, seed: o.seed, attempt: attempt, constrained: constrained, toneRetried: toneHint != nil)
+        }, check: { $0.issues }, rank: { attempt, issues in
+            RewriteVerifier.severity(issues, missingFacts: attempt.missingFacts)
+        }, worthRetrying: { a, issues in
+            // After a grammar attempt nothing does better; a tone that a stronger line did not
+            // fix is reported rather than tried again.
+            let open = issues.filter { $0.repaired != true }
+            if a.constrained { return false }
+            if a.toneRetried && open.allSatisfy({ $0.code == .toneMismatch }) { return false }
+            return true
         })
-        var v = finish(id: id, tone: tone, audience: audience, raw: best.out, original: original, keyPoints: keyPoints, seed: best.seed,
+        var v = finish(id: id, tone: tone, audience: audience, raw: best.out, text: best.text, original: original, keyPoints: keyPoints, seed: best.seed,
                        verification: verification)
-        if best.attempt != verification.attempts {
-            // An earlier attempt was better than the last one streamed: stream it again.
-            ctx.progress(.init(kind: .report, message: "attempt \(best.attempt) kept", phase: .verifying, delta: v.text, part: id,
-                               attempt: best.attempt, restart: true))
+        if best.attempt != verification.attempts || best.repaired {
+            // An earlier attempt was better than the last one streamed, or the text was repaired: stream it again.
+            ctx.progress(.init(kind: .report, message: best.repaired ? "attempt \(best.attempt) repaired" : "attempt \(best.attempt) kept",
+                               phase: .verifying, delta: v.text, part: id, attempt: best.attempt, restart: true))
         }
         v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
                         firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs)
-        return (v, best.out.prompt.tokens + best.out.tokens)
+        return (v, best.repaired ? [] : best.out.prompt.tokens + best.out.tokens)
     }
 
-    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, original: String, keyPoints: [String], seed: UInt32,
+    /// The deterministic repairs, in order: facts changed in place put back, an invented name
+    /// in the greeting dropped, then the tone's lexical repair (kept only when it loses no fact). Each repair is an issue with
+    /// `repaired: true`.
+    static func repair(_ text: String, original: String, tone: Tone?) -> (String, [VerificationIssue]) {
+        let (fixed, repairs) = FactRepair.repair(original: original, rewrite: text)
+        var out = fixed
+        var issues = FactRepair.issues(repairs)
+        // "Dear Sarah," to a reader the selection never names: the name goes.
+        if let (t, name) = FactRepair.dropInventedGreetingName(original: original, rewrite: out), TextChecks.isLanguage(t) {
+            out = t
+            issues.append(VerificationIssue(.unsupportedFact, "the output greets \"\(name)\", a name not in the selection: dropped", repaired: true))
+        }
+        if let tone {
+            let (toned, changes) = ToneCheck.repair(out, tone: tone)
+            let facts = Facts.extract(original)
+            if !changes.isEmpty, TextChecks.isLanguage(toned), Facts.missing(facts, in: toned).count <= Facts.missing(facts, in: out).count {
+                out = toned
+                issues.append(VerificationIssue(.toneMismatch, "\(tone.rawValue): " + changes.joined(separator: ", ") + ": repaired", repaired: true))
+            }
+        }
+        return (out, issues)
+    }
+
+    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, text: String, original: String, keyPoints: [String], seed: UInt32,
                        verification: Verification) -> ComposeVariation {
-        let text = ComposePrompt.clean(raw.text)
         let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
         return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
                                 keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
                                 seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
+    }
+
+    /// A formal and a casual variation must not say the same thing the same way: when they
+    /// do, the casual one is contracted ("we are" → "we're") or, with nothing to contract,
+    /// greets the reader ("Hi! …"), and says so in its verification. Returns the ids changed.
+    @discardableResult
+    static func separateFormalAndCasual(_ results: inout [(Int, ComposeVariation, [Token])], original: String, keyPoints: [String]) -> [String] {
+        var changed: [String] = []
+        for i in results.indices where results[i].1.tone == .casual {
+            let casual = results[i].1
+            guard results.contains(where: { $0.1.tone == .formal && TextChecks.normalized($0.1.text) == TextChecks.normalized(casual.text) }) else { continue }
+            var text = ToneCheck.contract(casual.text).text
+            if TextChecks.normalized(text) == TextChecks.normalized(casual.text) {
+                text = text.hasPrefix("Dear ") ? "Hi " + text.dropFirst(5) : "Hi! " + text
+            }
+            var v = casual
+            let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
+            v.text = text
+            v.formalityScore = Formality.score(text)
+            v.keyPointsPreserved = kept
+            v.keyPointsMissing = missing
+            v.diff = WordDiff.diff(original, text)
+            v.verification?.issues.append(VerificationIssue(.toneMismatch, "casual: the same text as the formal variation; made casual (\"\(RewriteVerifier.clip(text, 40))\"): repaired", repaired: true))
+            results[i] = (results[i].0, v, [])
+            changed.append(v.id)
+        }
+        return changed
     }
 
     /// Tokens every prompt starts with (0 for a remote model: it has no tokens here).

@@ -52,7 +52,8 @@ public enum Formality {
         let w = w.replacingOccurrences(of: "\u{2019}", with: "'")
         guard let apostrophe = w.firstIndex(of: "'") else { return ["gonna", "wanna", "gotta", "dunno", "lemme", "gimme", "ain't"].contains(w) }
         let suffix = w[apostrophe...]
-        if ["n't", "'re", "'ll", "'ve", "'m", "'d"].contains(where: { suffix.hasSuffix($0) }) { return true }
+        // "n't" starts before the apostrophe: the suffix is "'t".
+        if w.hasSuffix("n't") || ["'re", "'ll", "'ve", "'m", "'d"].contains(where: { suffix.hasSuffix($0) }) { return true }
         return suffix == "'s" && ["it", "that", "there", "here", "what", "let", "he", "she", "who", "where", "how"].contains(String(w[..<apostrophe]))
     }
 

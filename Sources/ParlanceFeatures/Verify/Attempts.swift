@@ -25,9 +25,12 @@ public struct Attempts: Sendable {
     /// `make(n)` produces attempt n (1-based); `check` judges it. A new attempt is announced
     /// with `$/progress` `{attempt, restart: true}` for `part`.
     /// `rank` orders failing attempts (lower is better; default: the number of unrepaired issues).
+    /// `worthRetrying` may stop early: false when another attempt is not expected to do better
+    /// (default: always worth it).
     public func run<T: Sendable>(progress: ProgressReporter, part: String? = nil, _ make: (Int) async throws -> T,
                                  check: (T) -> [VerificationIssue],
-                                 rank: ((T, [VerificationIssue]) -> Int)? = nil) async throws -> (value: T, verification: Verification) {
+                                 rank: ((T, [VerificationIssue]) -> Int)? = nil,
+                                 worthRetrying: ((T, [VerificationIssue]) -> Bool)? = nil) async throws -> (value: T, verification: Verification) {
         let clock = ContinuousClock()
         let start = clock.now
         var firstDuration: Duration?
@@ -41,7 +44,8 @@ public struct Attempts: Sendable {
             let failing = issues.filter { $0.repaired != true }.count
             let blocking = failing == 0 ? 0 : max(1, rank?(value, issues) ?? failing)
             if best == nil || blocking < best!.blocking { best = (value, issues, blocking) }
-            guard blocking > 0, verify, attempt < maxAttempts, clock.now - start < budget(firstAttempt: firstDuration!) else { break }
+            guard blocking > 0, verify, attempt < maxAttempts, clock.now - start < budget(firstAttempt: firstDuration!),
+                  worthRetrying?(value, issues) ?? true else { break }
             try Task.checkCancellation()
             let why = issues.filter { $0.repaired != true }.map(\.message).joined(separator: "; ")
             progress(.init(kind: .report, message: "attempt \(attempt) failed verification (\(why)); generating again", phase: .verifying,

@@ -19,7 +19,7 @@ public enum RewriteVerifier {
         public var previous: String?
         /// The prompt's worked examples: their names and figures must not turn up in the output.
         public var examples: [String]
-        /// The tone asked for: a formal rewrite must not read casual, nor a casual one formal.
+        /// The tone asked for: its markers must be there (`ToneCheck`).
         public var tone: Tone?
         public init(original: String, rewrite: String, instructions: [String], language: String, lengthBounds: ClosedRange<Double> = 0.3...3.0,
                     previous: String? = nil, examples: [String] = [], tone: Tone? = nil) {
@@ -74,7 +74,7 @@ public enum RewriteVerifier {
                 issues.append(VerificationIssue(.length, "the output has \(words) words for a selection of \(originalWords) (outside \(x.lengthBounds.lowerBound)–\(x.lengthBounds.upperBound)×)"))
             }
         }
-        if let issue = toneIssue(text, tone: x.tone) { issues.append(issue) }
+        if let issue = toneIssue(text, tone: x.tone, original: x.original) { issues.append(issue) }
         if words >= 8 {
             let (code, confidence) = LanguageDetector.detect(text)
             let want = x.language.split(separator: "-").first.map(String.init) ?? x.language
@@ -85,28 +85,20 @@ public enum RewriteVerifier {
         return issues
     }
 
-    /// Formality bounds for the two tones the score measures directly (plain business prose
-    /// scores about 0.5, a chatty message below 0.3, a formal letter above 0.7).
-    static let formalAtLeast = 0.45
-    static let casualAtMost = 0.6
-
-    static func toneIssue(_ text: String, tone: Tone?) -> VerificationIssue? {
-        let score = Formality.score(text)
-        let shown = (score * 100).rounded() / 100
-        switch tone {
-        case .formal? where score < formalAtLeast:
-            return VerificationIssue(.toneMismatch, "asked for formal, reads casual (formality \(shown), below \(formalAtLeast))")
-        case .casual? where score > casualAtMost:
-            return VerificationIssue(.toneMismatch, "asked for casual, reads formal (formality \(shown), above \(casualAtMost))")
-        default:
-            return nil
-        }
+    /// The tone's markers (`ToneCheck`): formal and casual by the formality score and
+    /// contractions, empathetic by an acknowledgement, direct by its first sentence and
+    /// length, diplomatic by a hedge.
+    static func toneIssue(_ text: String, tone: Tone?, original: String) -> VerificationIssue? {
+        guard let tone else { return nil }
+        return ToneCheck.issue(ToneCheck.check(text, tone: tone, original: original), tone: tone)
     }
 
     /// How bad a failing rewrite is, to keep the best of several attempts: each missing
-    /// fact counts, every other problem counts three.
+    /// fact counts three (as much as any other problem), a tone that is off one.
     public static func severity(_ issues: [VerificationIssue], missingFacts: Int) -> Int {
-        issues.filter { $0.repaired != true }.reduce(0) { $0 + ($1.code == .factMissing ? missingFacts : 3) }
+        issues.filter { $0.repaired != true }.reduce(0) {
+            $0 + ($1.code == .factMissing ? 3 * missingFacts : $1.code == .toneMismatch ? 1 : 3)
+        }
     }
 
     static func clip(_ s: String, _ n: Int = 80) -> String { s.count > n ? String(s.prefix(n)) + "…" : s }

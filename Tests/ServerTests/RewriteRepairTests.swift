@@ -1,0 +1,194 @@
+import ParlanceFeatures
+import ParlanceProtocol
+import XCTest
+
+/// The deterministic repairs of a rewrite (facts put back, tone markers) and the tone
+/// checks, on passing and failing examples, without a model.
+final class RewriteRepairTests: XCTestCase {
+    static let rent = "Hi Priyanka, just a reminder that the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+
+    // MARK: Facts changed in place
+
+    func testAmountChangedInPlaceIsRestored() {
+        let rewrite = "Dear Priyanka, this is a reminder that the rent of £1,200 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+        let (text, repairs) = FactRepair.repair(original: Self.rent, rewrite: rewrite)
+        XCTAssertEqual(text, "Dear Priyanka, this is a reminder that the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late.")
+        XCTAssertEqual(repairs, [FactRepair.Repair(changed: "£1,200", restored: "£1,150")])
+        let issue = FactRepair.issues(repairs)[0]
+        XCTAssertEqual(issue.code, .factMissing)
+        XCTAssertEqual(issue.repaired, true)
+        XCTAssertTrue(issue.message.contains("£1,200") && issue.message.contains("£1,150") && issue.message.hasSuffix("restored"), issue.message)
+    }
+
+    func testShortenedNameIsRestoredEvenAfterANewGreeting() {
+        let rewrite = "Dear Priya, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+        let (text, repairs) = FactRepair.repair(original: Self.rent, rewrite: rewrite)
+        XCTAssertEqual(text, "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late.")
+        XCTAssertEqual(repairs.map(\.changed), ["Priya"])
+        // A possessive keeps its 's.
+        let possessive = FactRepair.repair(original: "Priyanka will send the keys.", rewrite: "Priya's keys will be sent.")
+        XCTAssertEqual(possessive.text, "Priyanka's keys will be sent.")
+    }
+
+    func testDatesAndNumbersWrittenAnotherWayGetTheSelectionsSpelling() {
+        let rewrite = "Priyanka, your rent of £1150 for Flat 4 is due on March 3rd. Last month's payment came 6 days late."
+        let (text, repairs) = FactRepair.repair(original: Self.rent, rewrite: rewrite)
+        XCTAssertEqual(text, "Priyanka, your rent of £1,150 for Flat 4 is due on 3 March. Last month's payment came six days late.")
+        XCTAssertEqual(Set(repairs.map(\.restored)), ["3 March", "£1,150", "six"])
+        // A weekday the selection gives comes back with its date.
+        let works = FactRepair.repair(original: "Work starts on Monday 3 June at Canal House.", rewrite: "Work at Canal House begins June 3.")
+        XCTAssertEqual(works.text, "Work at Canal House begins Monday 3 June.")
+    }
+
+    func testANumberWhoseUnitChangedWithItGetsItsUnitBack() {
+        let original = "Under the scheme the deposit of £1,600 should be returned within 10 days of the tenancy ending."
+        let (text, repairs) = FactRepair.repair(original: original, rewrite: "The £1,600 deposit should be returned within 3 weeks of the tenancy ending.")
+        XCTAssertEqual(text, "The £1,600 deposit should be returned within 10 days of the tenancy ending.")
+        XCTAssertEqual(repairs, [FactRepair.Repair(changed: "3 weeks", restored: "10 days")])
+    }
+
+    func testNothingIsRepairedWhereTheAlignmentIsAmbiguousOrTheTextWouldGetWorse() {
+        // A fact dropped altogether: nothing sits where it was.
+        let dropped = "Dear Priyanka, the rent for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: dropped).repairs, [])
+        // Two invented amounts far from where the one missing was: which one replaced it is unknown.
+        let two = "Priyanka, £40 or £50 is what we charge. The rent for Flat 4 is due on 3 March; last month's payment was six days late."
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: two).repairs, [])
+        // A name elsewhere, unlike the missing one, is not taken for it...
+        let other = "Tom says the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: other).text, other)
+        // ...but one standing where it stood is (the model swapped the name).
+        let swappedName = "Dear Tom, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: swappedName).text.prefix(14), "Dear Priyanka,")
+        // Another fact of the selection standing in the place is never overwritten.
+        let swapped = FactRepair.repair(original: "Pay £35 by Friday, or £1,150 by Monday.", rewrite: "Please pay £35 by Friday, or £35 by Monday.")
+        XCTAssertEqual(swapped.repairs, [])
+        // A faithful rewrite is left exactly as it is.
+        let faithful = "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: faithful).text, faithful)
+        // "twice" is not respelt into "2 times".
+        XCTAssertEqual(FactRepair.repair(original: "The tests failed twice.", rewrite: "The tests failed 2 times.").text, "The tests failed 2 times.")
+    }
+
+    func testAGreetingToAnInventedNameLosesTheName() {
+        let original = "The boiler in flat 2B stopped working again on Sunday night."
+        XCTAssertEqual(FactRepair.dropInventedGreetingName(original: original, rewrite: "Dear Sarah, the boiler in flat 2B failed again on Sunday.")?.text,
+                       "Hello, the boiler in flat 2B failed again on Sunday.")
+        XCTAssertEqual(FactRepair.dropInventedGreetingName(original: original, rewrite: "Hi Mark Jones! The boiler failed.")?.dropped, "Mark Jones")
+        // A name the selection has, a group, or no greeting: left alone.
+        XCTAssertNil(FactRepair.dropInventedGreetingName(original: "Hi Priyanka, the rent is due.", rewrite: "Dear Priyanka, the rent is due."))
+        XCTAssertNil(FactRepair.dropInventedGreetingName(original: original, rewrite: "Dear residents, the boiler failed on Sunday."))
+        XCTAssertNil(FactRepair.dropInventedGreetingName(original: original, rewrite: "The boiler in flat 2B failed on Sunday."))
+    }
+
+    // MARK: Missing facts by construction
+
+    func testFactGrammarForcesEveryFactInTheSelectionsOrder() throws {
+        let g = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent))
+        let root = try XCTUnwrap(g.split(separator: "\n").first).description
+        XCTAssertEqual(root, #"root ::= g0 "Priyanka" g1 "£1,150" g2 "Flat" g3 "4" g4 "3 March" g5 "six" tail"#)
+        // Every gap is bounded and (but at the start) ends in a space or an opening mark, so a
+        // fact never sticks to the word before it; free text has no control characters but newlines.
+        XCTAssertTrue(g.contains("g0 ::= (c{0,") && g.contains("g1 ::= c{0,") && g.contains("} s\n"), g)
+        XCTAssertFalse(g.contains("c*"), g)
+        XCTAssertTrue(g.contains(#"c ::= [^\x00-\x09\x0B-\x1F]"#), g)
+        XCTAssertNil(FactGrammar.gbnf(selection: "we should talk about it soon."))
+        // Only what the last attempt lacked, after a tone's opening phrase.
+        let units = FactGrammar.units(Self.rent)
+        let lacking = FactGrammar.missing(units, in: "Dear Priyanka, the rent of £1,150 for Flat 4 is due on March 3. It was late.")
+        XCTAssertEqual(lacking.map(\.text), ["3 March", "six"])
+        let toned = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent, units: lacking, openers: FactGrammar.openers(for: .empathetic)))
+        XCTAssertTrue(toned.hasPrefix(#"root ::= opener g0 "3 March" g1 "six" tail"#), toned)
+        XCTAssertTrue(toned.contains(#"opener ::= "I understand" | "Thank you for""#), toned)
+        XCTAssertEqual(FactGrammar.openers(for: .formal), [])
+        // Quotes and backslashes in a fact are escaped.
+        XCTAssertEqual(FactGrammar.literal("say \"hi\"\\"), #""say \"hi\"\\""#)
+    }
+
+    // MARK: Tone markers
+
+    func testFormalNeedsNoContractionsNoSlangAndFullSentences() {
+        let original = "The invoice for €900 is overdue. Please pay it by Friday."
+        func markers(_ text: String) -> [String] { ToneCheck.check(text, tone: .formal, original: original).map(\.marker) }
+        XCTAssertEqual(markers("Please be advised that the invoice of €900 is overdue. We kindly request that payment be made by Friday."), [])
+        XCTAssertEqual(markers("We'd kindly request payment of the €900 invoice, which is overdue, by Friday."), ["contractions"])
+        XCTAssertEqual(markers("We kindly request that you don't delay payment of the €900 invoice beyond Friday."), ["contractions"])
+        XCTAssertTrue(markers("hey, the €900 invoice is overdue, pay it by Friday ok").contains("slang"))
+        XCTAssertTrue(markers("Regarding the invoice of €900 which is overdue and payment by Friday").contains("fullSentences"))
+    }
+
+    func testCasualNeedsTwoOfContractionsYouAndShortSentences() {
+        let original = "Please be advised that the invoice of €900 is overdue and requires payment by Friday."
+        func markers(_ text: String) -> [String] { ToneCheck.check(text, tone: .casual, original: original).map(\.marker) }
+        XCTAssertEqual(markers("Hey, the €900 invoice is late. Can you pay it by Friday? Thanks!"), [])
+        XCTAssertEqual(markers("That €900 invoice? It's late. Friday works."), [])
+        XCTAssertFalse(markers("Please be advised that the invoice of €900 is overdue; we therefore request that payment be made by Friday.").isEmpty)
+    }
+
+    func testEmpatheticNeedsAnAcknowledgement() {
+        let original = "Your order #48213 will arrive on Thursday."
+        XCTAssertEqual(ToneCheck.check("I'm sorry for the wait: your order #48213 arrives on Thursday.", tone: .empathetic, original: original), [])
+        XCTAssertEqual(ToneCheck.check("Thank you for your patience. Order #48213 arrives Thursday.", tone: .empathetic, original: original), [])
+        XCTAssertEqual(ToneCheck.check("Order #48213 will arrive on Thursday.", tone: .empathetic, original: original).map(\.marker), ["acknowledgement"])
+    }
+
+    func testDirectPutsAFactFirstAndIsShorter() {
+        let original = "I wanted to let you know that, after a lot of discussion, we have decided that the launch will move to 14 May."
+        XCTAssertEqual(ToneCheck.check("The launch moves to 14 May. We discussed it at length.", tone: .direct, original: original), [])
+        XCTAssertEqual(ToneCheck.check("We talked about it a lot. The launch moves to 14 May.", tone: .direct, original: original).map(\.marker), ["mainPointFirst"])
+        let long = "The launch will move to 14 May, and I wanted to let you know that after a great deal of discussion this is what we have decided together."
+        XCTAssertEqual(ToneCheck.check(long, tone: .direct, original: original).map(\.marker), ["shorter"])
+    }
+
+    func testDiplomaticNeedsAHedge() {
+        let original = "Your proposal is rejected."
+        XCTAssertEqual(ToneCheck.check("Perhaps we could revisit the proposal another time.", tone: .diplomatic, original: original), [])
+        XCTAssertEqual(ToneCheck.check("Would it be possible to rework the proposal?", tone: .diplomatic, original: original), [])
+        XCTAssertEqual(ToneCheck.check("Your proposal is rejected. Do it again.", tone: .diplomatic, original: original).map(\.marker), ["hedges"])
+    }
+
+    func testToneMismatchIsReportedWithTheMarker() {
+        let issues = RewriteVerifier.check(.init(original: "Your order #48213 will arrive on Thursday.", rewrite: "Order #48213 arrives on Thursday.",
+                                                 instructions: [], language: "en", tone: .empathetic))
+        XCTAssertEqual(issues.map(\.code), [.toneMismatch])
+        XCTAssertTrue(issues[0].message.contains("acknowledgement"), issues[0].message)
+    }
+
+    // MARK: Tone repairs
+
+    func testFormalRepairExpandsContractionsAndDropsSlangOpeners() {
+        let (text, changes) = ToneCheck.repair("Hey Priyanka, we're sorry but it's late and we don't know why. It's been a week.", tone: .formal)
+        XCTAssertEqual(text, "Dear Priyanka, we are sorry but it is late and we do not know why. It has been a week.")
+        XCTAssertFalse(changes.isEmpty)
+        XCTAssertEqual(ToneCheck.repair("Hey, the report's ready. Don't wait!", tone: .formal).text, "The report's ready. Do not wait!")
+        // The markers the repair can fix are gone (the formality score may still want more).
+        let after = ToneCheck.check(text, tone: .formal, original: "x").map(\.marker)
+        XCTAssertFalse(after.contains("contractions") || after.contains("slang"), "\(after)")
+        // Nothing to do: the text is unchanged and nothing is reported.
+        let clean = ToneCheck.repair("We regret the delay.", tone: .formal)
+        XCTAssertEqual(clean.text, "We regret the delay.")
+        XCTAssertEqual(clean.changes, [])
+    }
+
+    func testCasualRepairContractsButNotAtAClausesEnd() {
+        let (text, changes) = ToneCheck.repair("I am sure we are late, and it is not ideal. Do not worry: yes, it is.", tone: .casual)
+        XCTAssertEqual(text, "I'm sure we're late, and it isn't ideal. Don't worry: yes, it is.")
+        XCTAssertFalse(changes.isEmpty)
+        XCTAssertEqual(ToneCheck.repair("See you soon.", tone: .casual).changes, [])
+        // Only formal and casual have lexical repairs.
+        XCTAssertEqual(ToneCheck.repair("We do not know.", tone: .empathetic).text, "We do not know.")
+    }
+
+    func testRepairedFormalAndCasualSeparateInFormality() {
+        let formal = ToneCheck.repair("We're sorry it's late; we don't have the parts yet.", tone: .formal).text
+        let casual = ToneCheck.repair("We are sorry it is late; we do not have the parts yet.", tone: .casual).text
+        XCTAssertNotEqual(formal, casual)
+        XCTAssertGreaterThan(Formality.score(formal), Formality.score(casual))
+    }
+
+    func testSeverityWeighsMissingFactsAboveTone() {
+        let tone = [VerificationIssue(.toneMismatch, "x")]
+        let facts = [VerificationIssue(.factMissing, "y")]
+        XCTAssertLessThan(RewriteVerifier.severity(tone, missingFacts: 0), RewriteVerifier.severity(facts, missingFacts: 1))
+    }
+}
