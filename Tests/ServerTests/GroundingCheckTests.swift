@@ -1,5 +1,6 @@
 import ParlanceDocuments
 import ParlanceFeatures
+import ParlanceJSON
 import ParlanceProtocol
 import XCTest
 
@@ -120,5 +121,61 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(ListVerifier.audience(topics: ["Local models", "Privacy"], language: "en"), "People interested in local models and privacy")
         XCTAssertEqual(ListVerifier.audience(topics: ["Fernhill Labs", "AI tools"], language: "en"), "People interested in Fernhill Labs and AI tools")
         XCTAssertEqual(ListVerifier.audience(topics: ["Cocina"], language: "es"), "Personas interesadas en cocina")
+    }
+
+    func testEachAddedSentenceCarriesTheCodeOfTheItemItReplaces() {
+        let source = SourceSupport(segments: podcast)
+        let items = ["How to use the local loop, 3-5 key takeaways for your next project.",
+                     "AI can be used to improve everything from healthcare to education."]
+        let (kept, issues) = ListVerifier.repair(items, field: .init("keyTakeaways", .sentence, minItems: 2), labels: ["keyTakeaways"], names: [],
+                                                 source: source, instructions: ["Give keyTakeaways (3-5 concrete takeaways)."],
+                                                 fill: source.centralSentences())
+        XCTAssertEqual(kept.count, 2, "\(kept)")
+        let added = issues.filter { $0.message.hasSuffix(": added") }
+        XCTAssertEqual(added.map(\.code), [.instructionEcho, .unsupportedFact], "\(added)")
+        XCTAssertTrue(added[0].message.contains("in place of item 1"))
+        // Nothing is dropped: the fill is never worked out.
+        let fine = ListVerifier.repair(["Running a local model cut the cloud bill by half."], field: .init("keyTakeaways", .sentence, minItems: 1),
+                                       labels: [], names: [], source: source, fill: { XCTFail("fill read"); return [] }())
+        XCTAssertEqual(fine.issues, [])
+    }
+
+    func testExtractiveSummaryKeepsTheOrderSaid() throws {
+        let source = SourceSupport(segments: podcast)
+        let summary = try XCTUnwrap(source.extractiveSummary(sentences: 2))
+        let sentences = source.centralSentences().prefix(2)
+        XCTAssertTrue(sentences.allSatisfy { summary.contains($0) }, summary)
+        let positions = sentences.map { summary.range(of: $0)!.lowerBound }
+        let said = sentences.map { s in podcast.firstIndex { SourceSupport.tidy($0.text) == s || $0.text.contains(s.dropLast()) } ?? 0 }
+        XCTAssertEqual(positions[0] < positions[1], said[0] <= said[1], summary)
+        XCTAssertNil(SourceSupport(segments: [Segment(id: 1, speaker: nil, text: "Hi.", startOffset: 0, endOffset: 1)]).extractiveSummary(sentences: 2))
+    }
+
+    func testACopiedLineSummaryAndANameAudienceAreRepairedFromTheTranscript() {
+        let names = ListVerifier.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
+        let check = ListCheck(fields: [.init("mainTopics", .phrase, minItems: 2)], audienceKey: "targetAudience", proseKeys: ["summary"],
+                              labels: ["summary", "mainTopics", "targetAudience"], names: names, source: SourceSupport(segments: podcast),
+                              topicsKey: "mainTopics")
+        let bad: JSONObject = ["summary": "Maya: Welcome to The Local Loop", "mainTopics": ["Maya: Welcome", "The Local Loop"], "targetAudience": "The Local Loop"]
+        let (fixed, issues) = check.apply(bad)
+        let summary = fixed["summary"]?.stringValue ?? ""
+        XCTAssertFalse(summary.contains("Maya:"), summary)
+        XCTAssertTrue(SourceSupport(segments: podcast).centralSentences().prefix(2).allSatisfy { summary.contains($0) }, summary)
+        XCTAssertTrue(issues.contains { $0.code == .degenerate && $0.repaired == true }, "\(issues)")
+        let audience = fixed["targetAudience"]?.stringValue ?? ""
+        // No topic passed and four lines hold no key phrase: the audience is described, not named.
+        XCTAssertEqual(audience, "A general audience")
+        XCTAssertNil(ListVerifier.audienceProblem(audience, names: names))
+        // verify: false reports and changes nothing.
+        let (same, reported) = check.apply(bad, repair: false)
+        XCTAssertEqual(same, bad)
+        XCTAssertTrue(reported.allSatisfy { $0.repaired == nil }, "\(reported)")
+        XCTAssertFalse(reported.contains { $0.message.hasSuffix(": added") })
+        // A good result passes untouched.
+        let good: JSONObject = ["summary": "Dev explains how a local model halved their cloud bill.", "mainTopics": ["Local models", "Cloud costs"],
+                                "targetAudience": "Developers who run models on their own laptops"]
+        let (kept, none) = check.apply(good)
+        XCTAssertEqual(kept, good)
+        XCTAssertEqual(none, [], "\(none)")
     }
 }

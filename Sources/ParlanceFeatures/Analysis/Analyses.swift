@@ -92,35 +92,24 @@ extension AnalysisJob {
     /// scalar fails, another attempt (another seed, the task with a stricter line) tops it up.
     func generateVerified(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
                           expectedChars: Int = 500, check: ListCheck) async throws -> (content: JSONObject, usage: Usage, verification: Verification) {
-        var merged: JSONObject?
-        var issues: [VerificationIssue] = []
+        // Attempts are merged, not ranked: a later attempt only tops up what the first left short.
+        var merged: (content: JSONObject, issues: [VerificationIssue])?
         var usage = Usage.zero
-        var attempt = 0
-        let clock = ContinuousClock()
-        let start = clock.now
-        var first: Duration?
-        while true {
-            attempt += 1
+        let (best, verification) = try await attempts.run(progress: ctx.progress, { attempt in
             let t = attempt == 1 ? task : task + " " + AnalysisJob.stricter
             // A later attempt reports at the top of the range: percentages never go back.
             let r = attempt == 1 ? range : range.map { $0.upperBound...$0.upperBound }
             let out = try await generate(body: body, condensed: condensed, task: t, schema: schema, maxTokens: maxTokens, range: r,
                                          expectedChars: expectedChars, attempt: attempt)
             usage = usage + out.usage
-            if first == nil { first = clock.now - start }
             let content = out.json?.objectValue ?? JSONObject()
-            if let m = merged { (merged, issues) = check.topUp(m, issues: issues, from: content) } else {
-                (merged, issues) = check.apply(content, repair: attempts.verify)
-            }
-            let blocking = issues.filter { $0.repaired != true }
-            guard !blocking.isEmpty, attempts.verify, attempt < attempts.maxAttempts,
-                  clock.now - start < attempts.budget(firstAttempt: first!) else { break }
-            ctx.progress(.init(kind: .report, message: "attempt \(attempt) failed verification (\(blocking.map(\.message).joined(separator: "; "))); generating again",
-                               phase: .verifying, attempt: attempt + 1, restart: true))
-        }
-        let passed = !issues.contains { $0.repaired != true }
-        let repaired = issues.contains { $0.repaired == true }
-        return (merged ?? JSONObject(), usage, Verification(passed: passed, attempts: attempt, issues: issues, fallback: passed && repaired ? .repaired : nil))
+            let next: (content: JSONObject, issues: [VerificationIssue]) = merged.map { check.topUp($0.content, issues: $0.issues, from: content) } ?? check.apply(content, repair: attempts.verify)
+            merged = next
+            return next
+        }, check: { $0.issues })
+        var v = verification
+        if v.passed, v.issues.contains(where: { $0.repaired == true }) { v.fallback = .repaired }
+        return (best.content, usage, v)
     }
 
     /// The line added to the task from the second attempt on.

@@ -320,9 +320,14 @@ public enum Compose {
         }, worthRetrying: { a, issues in
             // After a grammar attempt nothing does better; a tone that a stronger line did not
             // fix is reported rather than tried again.
+            // A tone that only a free retry could change (formal, casual: their lexical repairs
+            // are done; direct) is reported, not regenerated: a free retry costs a whole variation
+            // and has no better odds than the first. Empathetic and diplomatic get one retry,
+            // which opens with a marker phrase by grammar.
             let open = issues.filter { $0.repaired != true }
             if a.constrained { return false }
-            if a.toneRetried && open.allSatisfy({ $0.code == .toneMismatch }) { return false }
+            let toneOnly = open.allSatisfy { $0.code == .toneMismatch }
+            if toneOnly && (a.toneRetried || ![.empathetic, .diplomatic].contains(tone) || !grammars) { return false }
             return true
         })
         var v = finish(id: id, tone: tone, audience: audience, raw: best.out, text: best.text, original: original, keyPoints: keyPoints, seed: best.seed,

@@ -38,20 +38,23 @@ public enum Answerability {
         let focus = focusTerms(question)
         let questionWords = Set(words(question))
         let unit = expects == .quantity ? unitTerm(question) : nil
+        // Each segment's terms and typed answer are found once; a window of two merges them.
+        let terms = segments.map { Set(BM25Index.terms($0.text + " " + ($0.speaker ?? ""))) }
+        let typedIn = segments.map { s in expects.map { holds($0, in: s.text, unit: unit, questionWords: questionWords) } ?? true }
         var bestFocus = 0.0
         var bestTyped = (coverage: 0.0, ids: [Int]())
-        for (i, s) in segments.enumerated() {
-            var windows = [[s]]
-            if i + 1 < segments.count, segments[i + 1].id == s.id + 1 { windows.append([s, segments[i + 1]]) }
+        for i in segments.indices {
+            var windows = [[i]]
+            if i + 1 < segments.count, segments[i + 1].id == segments[i].id + 1 { windows.append([i, i + 1]) }
             for w in windows {
-                let text = w.map(\.text).joined(separator: " ")
-                let terms = Set(BM25Index.terms(text + " " + w.compactMap(\.speaker).joined(separator: " ")))
-                let cov = focus.isEmpty ? 0 : Double(focus.intersection(terms).count) / Double(focus.count)
+                let cov = focus.isEmpty ? 0 : Double(focus.intersection(w.reduce(into: Set<String>()) { $0.formUnion(terms[$1]) }).count) / Double(focus.count)
                 bestFocus = max(bestFocus, cov)
-                let typed = expects.map { holds($0, in: text, unit: unit, questionWords: questionWords) } ?? true
+                // A typed answer may straddle the two segments ("it cost" | "£48,000"): a pair is read whole.
+                let typed = w.count == 1 ? typedIn[i]
+                    : typedIn[i] || typedIn[i + 1] || expects.map { holds($0, in: segments[i].text + " " + segments[i + 1].text, unit: unit, questionWords: questionWords) } ?? true
                 // A single segment is preferred to a pair at equal coverage (the tighter quote).
                 if typed, cov > bestTyped.coverage || (cov == bestTyped.coverage && bestTyped.ids.count > w.count) {
-                    bestTyped = (cov, w.map(\.id))
+                    bestTyped = (cov, w.map { segments[$0].id })
                 }
             }
         }

@@ -4,7 +4,7 @@ import ParlanceProtocol
 /// The checks of one analysis result as JSON: its string lists (`ListVerifier`), an
 /// optional `targetAudience`, and prose fields that must be language. `apply` repairs a
 /// first attempt; `topUp` fills what it still lacks from a later one.
-struct ListCheck: Sendable {
+public struct ListCheck: Sendable {
     var fields: [ListVerifier.Field]
     var audienceKey: String? = nil
     var proseKeys: [String] = []
@@ -20,7 +20,7 @@ struct ListCheck: Sendable {
     var topicsKey: String? = nil
     var language = "en"
 
-    init(fields: [ListVerifier.Field], audienceKey: String? = nil, proseKeys: [String] = [], labels: [String], names: Set<String>,
+    public init(fields: [ListVerifier.Field], audienceKey: String? = nil, proseKeys: [String] = [], labels: [String], names: Set<String>,
          source: SourceSupport? = nil, instructions: [String] = [], topicsKey: String? = nil, language: String = "en") {
         self.fields = fields
         self.audienceKey = audienceKey
@@ -31,26 +31,22 @@ struct ListCheck: Sendable {
         self.instructions = instructions
         self.topicsKey = topicsKey
         self.language = language
-        fill = source?.centralSentences() ?? []
-        phraseFill = source?.keyPhrases(excluding: names) ?? []
     }
 
-    /// The source's central sentences and key phrases, to stand in for dropped items.
-    private let fill: [String]
-    private let phraseFill: [String]
-
-    func repair(_ items: [String], _ f: ListVerifier.Field) -> (items: [String], issues: [VerificationIssue]) {
+    /// `fill`: dropped items give way to the source's central sentences (sentence lists) or
+    /// key phrases, worked out only when an item is dropped.
+    func repair(_ items: [String], _ f: ListVerifier.Field, fill: Bool = true) -> (items: [String], issues: [VerificationIssue]) {
         ListVerifier.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions,
-                            fill: f.kind == .sentence ? fill : phraseFill)
+                            fill: !fill ? [] : f.kind == .sentence ? source?.centralSentences() ?? [] : source?.keyPhrases(excluding: names) ?? [])
     }
 
     /// `repair: false` (verify: false) reports what the checks find and changes nothing.
-    func apply(_ content: JSONObject, repair: Bool = true) -> (JSONObject, [VerificationIssue]) {
+    public func apply(_ content: JSONObject, repair: Bool = true) -> (JSONObject, [VerificationIssue]) {
         var o = content
         var issues: [VerificationIssue] = []
         for f in fields {
             guard let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
-            let (kept, found) = self.repair(items, f)
+            let (kept, found) = self.repair(items, f, fill: repair)
             if repair {
                 o[f.key] = .array(kept.map { .string($0) })
                 issues += found
@@ -59,13 +55,32 @@ struct ListCheck: Sendable {
             }
         }
         var scalars = scalarIssues(o)
+        if repair, let source {
+            // A prose field that is no summary (a copied line, a placeholder) is repaired before
+            // regenerating: the transcript's two most central sentences, in the order said.
+            for (i, issue) in scalars.enumerated() where issue.code == .degenerate {
+                guard let key = issue.path, proseKeys.contains(key), let prose = source.extractiveSummary(sentences: 2),
+                      scalarIssues([key: .string(prose)]).isEmpty else { continue }
+                o[key] = .string(prose)
+                scalars[i].message += ": replaced by the transcript's central sentences"
+                scalars[i].repaired = true
+            }
+        }
         if repair, let key = audienceKey, let i = scalars.firstIndex(where: { $0.code == .audienceIsName }) {
-            // Repaired before regenerating: the people the first topics interest.
-            let topics = (topicsKey.flatMap { o[$0]?.arrayValue?.compactMap(\.stringValue) } ?? []).filter { t in
+            // Repaired before regenerating: the people the first topics interest (only topics
+            // that passed their checks, else the transcript's key phrases).
+            func usable(_ t: String) -> Bool {
                 // Not a name: neither one of the text's nor a run of capitalised words ("Priya Lindqvist").
                 let words = t.split(separator: " ")
                 return !names.contains(TextChecks.normalized(t)) && !(words.count >= 2 && words.allSatisfy { $0.first?.isUppercase ?? false })
+                    && !t.contains(":") && words.count <= 5
             }
+            var given: [String] = []
+            if let tk = topicsKey, let f = fields.first(where: { $0.key == tk }), let items = o[tk]?.arrayValue?.compactMap(\.stringValue) {
+                // Only topics that pass their checks (a list short of good items keeps failing ones).
+                given = self.repair(items, ListVerifier.Field(f.key, f.kind, minItems: 0), fill: false).items.filter(usable)
+            }
+            let topics = given.isEmpty ? (source?.keyPhrases(excluding: names) ?? []).filter(usable) : given
             let audience = ListVerifier.audience(topics: topics, language: language)
             o[key] = .string(audience)
             scalars[i].message += ": replaced by \"\(audience)\""

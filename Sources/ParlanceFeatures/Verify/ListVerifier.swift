@@ -98,9 +98,10 @@ public enum ListVerifier {
     /// never goes below `minItems`: the least bad dropped items are kept (and reported as
     /// not repaired) when there are not enough good ones.
     /// `fill`: sentences of the transcript that may stand in for dropped items of a
-    /// sentence list (before any failing item is kept to reach `minItems`).
+    /// sentence list (before any failing item is kept to reach `minItems`), worked out only
+    /// when an item is dropped.
     public static func repair(_ items: [String], field: Field, labels: [String], names: Set<String>, source: SourceSupport? = nil,
-                       instructions: [String] = [], fill: [String] = []) -> (items: [String], issues: [VerificationIssue]) {
+                       instructions: [String] = [], fill: @autoclosure () -> [String] = []) -> (items: [String], issues: [VerificationIssue]) {
         var kept: [String] = []
         var dropped: [(item: String, code: VerificationIssueCode, index: Int)] = []
         let items = items.map(unnumbered)
@@ -113,13 +114,17 @@ public enum ListVerifier {
             }
         }
         var issues: [VerificationIssue] = []
+        var added: [String] = []
         if !dropped.isEmpty {
-            for candidate in fill where kept.count < field.minItems {
+            for candidate in fill() where kept.count < field.minItems {
                 guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) == nil,
                       !kept.contains(where: { TextChecks.jaccard($0, candidate) >= 0.4 }) else { continue }
-                issues.append(VerificationIssue(dropped[0].code, "\"\(RewriteVerifier.clip(candidate, 60))\", from the transcript: added",
+                // Each added sentence stands in for one dropped item, in order, and carries its code.
+                let replaced = dropped[min(added.count, dropped.count - 1)]
+                issues.append(VerificationIssue(replaced.code, "\"\(RewriteVerifier.clip(candidate, 60))\", from the transcript, in place of item \(replaced.index + 1): added",
                                                 path: "\(field.key)[\(kept.count)]", repaired: true))
                 kept.append(candidate)
+                added.append(candidate)
             }
         }
         // Not enough good items: keep name-only or label items before duplicates.
@@ -131,7 +136,7 @@ public enum ListVerifier {
             kept = items.enumerated().compactMap { i, raw in
                 let item = raw.trimmingCharacters(in: .whitespacesAndNewlines)
                 return kept.contains(item) || restored.contains(i) ? item : nil
-            }
+            } + added
         }
         for d in dropped {
             let kept = !restored.contains(d.index)

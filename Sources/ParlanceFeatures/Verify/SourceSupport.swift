@@ -51,6 +51,17 @@ public struct SourceSupport: Sendable {
         return scored.sorted { $0.1 > $1.1 }.map(\.0)
     }
 
+    /// The `sentences` most central sentences (`centralSentences`), in the order they were
+    /// said, as one paragraph: a summary that holds only what the transcript says (nil when
+    /// it has no sentence fit to stand in).
+    public func extractiveSummary(sentences n: Int) -> String? {
+        let chosen = Set(centralSentences().prefix(n))
+        guard !chosen.isEmpty else { return nil }
+        var seen = Set<String>()
+        let ordered = segments.flatMap { Sentences.split($0.text).map(SourceSupport.tidy) }.filter { chosen.contains($0) && seen.insert($0).inserted }
+        return ordered.joined(separator: " ")
+    }
+
     /// Key phrases of the transcript for a topic list: pairs of adjacent content words
     /// ("on-device inference", "tokens per second" → "tokens second" is not one: only
     /// adjacent words) said at least twice, most frequent first, none of them a name.
