@@ -171,6 +171,13 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(same, bad)
         XCTAssertTrue(reported.allSatisfy { $0.repaired == nil }, "\(reported)")
         XCTAssertFalse(reported.contains { $0.message.hasSuffix(": added") })
+        // An invented sentence of the summary goes; the supported one stays.
+        let mixed: JSONObject = ["summary": "Dev moved transcription to a local model and cut the cloud bill by half. AI will cure every disease by next year.",
+                                 "mainTopics": ["Local models", "Cloud costs"], "targetAudience": "Developers who run models on their own laptops"]
+        let (trimmed, found) = check.apply(mixed)
+        XCTAssertEqual(trimmed["summary"]?.stringValue, "Dev moved transcription to a local model and cut the cloud bill by half.")
+        XCTAssertTrue(found.contains { $0.code == .unsupportedFact && $0.path == "summary" && $0.repaired == true && $0.message.contains("disease") }, "\(found)")
+        XCTAssertTrue(check.apply(mixed, repair: false).1.contains { $0.code == .unsupportedFact && $0.repaired == nil })
         // A good result passes untouched.
         let good: JSONObject = ["summary": "Dev explains how a local model halved their cloud bill.", "mainTopics": ["Local models", "Cloud costs"],
                                 "targetAudience": "Developers who run models on their own laptops"]

@@ -1,3 +1,4 @@
+import ParlanceDocuments
 import ParlanceJSON
 import ParlanceProtocol
 
@@ -64,6 +65,27 @@ public struct ListCheck: Sendable {
                 o[key] = .string(prose)
                 scalars[i].message += ": replaced by the transcript's central sentences"
                 scalars[i].repaired = true
+            }
+        }
+        if let source {
+            // Each sentence of a prose field must be supported by the transcript: unsupported
+            // ones are dropped, and a field left with none gets the central sentences.
+            for key in proseKeys where !scalars.contains(where: { $0.path == key && $0.repaired != true }) {
+                guard let prose = o[key]?.stringValue else { continue }
+                let sentences = Sentences.split(prose).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+                let unsupported = sentences.filter { !source.supported($0) }
+                guard !unsupported.isEmpty else { continue }
+                let kept = sentences.filter { source.supported($0) }
+                var message = "\(unsupported.count) of \(sentences.count) sentences of \(key) not supported by the transcript (\"\(RewriteVerifier.clip(unsupported[0], 50))\")"
+                if repair {
+                    if let fixed = kept.isEmpty ? source.extractiveSummary(sentences: 2) : kept.joined(separator: " ") {
+                        o[key] = .string(fixed)
+                        message += kept.isEmpty ? ": replaced by the transcript's central sentences" : ": removed"
+                        scalars.append(VerificationIssue(.unsupportedFact, message, path: key, repaired: true))
+                        continue
+                    }
+                }
+                scalars.append(VerificationIssue(.unsupportedFact, message, path: key))
             }
         }
         if repair, let key = audienceKey, let i = scalars.firstIndex(where: { $0.code == .audienceIsName }) {
