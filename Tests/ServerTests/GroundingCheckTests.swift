@@ -163,8 +163,8 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertTrue(SourceSupport(segments: podcast).centralSentences().prefix(2).allSatisfy { summary.contains($0) }, summary)
         XCTAssertTrue(issues.contains { $0.code == .degenerate && $0.repaired == true }, "\(issues)")
         let audience = fixed["targetAudience"]?.stringValue ?? ""
-        // No topic passed and four lines hold no key phrase: the audience is described, not named.
-        XCTAssertEqual(audience, "A general audience")
+        // No topic passed: the audience comes from the transcript's key phrases, never a name.
+        XCTAssertEqual(audience, "People interested in local model")
         XCTAssertNil(ListVerifier.audienceProblem(audience, names: names))
         // verify: false reports and changes nothing.
         let (same, reported) = check.apply(bad, repair: false)

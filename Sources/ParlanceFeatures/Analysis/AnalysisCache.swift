@@ -89,7 +89,7 @@ public actor AnalysisCache {
     /// Raised whenever the checks and repairs change what a result holds, so that a cache
     /// written by an older daemon is not served as this one's result.
     /// 2: takeaways and topics grounded in the transcript, audiences that describe people.
-    static let checksVersion = 4
+    static let checksVersion = 5
 }
 
 /// Crash-safe file writes: a reader sees the old file or the new one, never half of one.

@@ -64,7 +64,8 @@ public struct SourceSupport: Sendable {
 
     /// Key phrases of the transcript for a topic list: pairs of adjacent content words
     /// ("on-device inference", "tokens per second" → "tokens second" is not one: only
-    /// adjacent words) said at least twice, most frequent first, none of them a name.
+    /// adjacent words) said at least twice, most frequent first, then phrases said once whose
+    /// words recur; none of them a name.
     public func keyPhrases(excluding names: Set<String>) -> [String] {
         var counts: [String: Int] = [:]
         var order: [String] = []
@@ -80,7 +81,17 @@ public struct SourceSupport: Sendable {
                 counts[phrase, default: 0] += 1
             }
         }
-        return order.filter { counts[$0]! >= 2 }.sorted { counts[$0]! > counts[$1]! }.map { $0.prefix(1).uppercased() + $0.dropFirst() }
+        // Then, for a short transcript, phrases said once whose two words both recur (in two
+        // segments or more), the most recurrent first.
+        var df: [String: Int] = [:]
+        for s in segments { for t in Set(BM25Index.terms(s.text)) { df[t, default: 0] += 1 } }
+        func recurrence(_ phrase: String) -> Int {
+            let ws = phrase.split(separator: " ").map { df[BM25Index.terms(String($0)).first ?? "", default: 0] }
+            return ws.min() ?? 0 >= 2 ? ws.reduce(0, +) : 0
+        }
+        let often = order.filter { counts[$0]! >= 2 }.sorted { counts[$0]! > counts[$1]! }
+        let once = order.filter { counts[$0]! == 1 && recurrence($0) > 0 }.sorted { recurrence($0) > recurrence($1) }
+        return (often + once).map { $0.prefix(1).uppercased() + $0.dropFirst() }
     }
 
     /// A spoken sentence as a written one: leading fillers and hedges dropped, first letter
