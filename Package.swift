@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "ParlanceRemote", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "ParlanceRemote", "JSONRPC", "ParlanceJSON", "ParlanceSchema"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

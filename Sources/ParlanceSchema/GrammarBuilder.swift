@@ -43,6 +43,10 @@ public enum SchemaGrammarError: Error, Sendable, Equatable, CustomStringConverti
 /// `pattern`, `minProperties`, `prefixItems`…) and `uniqueItems: true` throw
 /// `.unsupportedKeyword`.
 public enum GrammarBuilder {
+    /// `s` as a GBNF string literal (quotes, backslashes and control characters escaped),
+    /// for grammars written outside this module.
+    public static func literal(_ s: String) -> String { GrammarRules.literal(s) }
+
     public static let defaultMaxStringLength = 1000
     public static let defaultMaxKeyLength = 100
     public static let defaultMaxItems = 100

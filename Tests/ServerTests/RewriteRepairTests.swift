@@ -1,5 +1,6 @@
 import ParlanceFeatures
 import ParlanceProtocol
+import ParlanceSchema
 import XCTest
 
 /// The deterministic repairs of a rewrite (facts put back, tone markers) and the tone
@@ -102,7 +103,7 @@ final class RewriteRepairTests: XCTestCase {
         XCTAssertTrue(toned.contains(#"opener ::= "I understand" | "Thank you for""#), toned)
         XCTAssertEqual(FactGrammar.openers(for: .formal), [])
         // Quotes and backslashes in a fact are escaped.
-        XCTAssertEqual(FactGrammar.literal("say \"hi\"\\"), #""say \"hi\"\\""#)
+        XCTAssertEqual(GrammarBuilder.literal("say \"hi\"\\"), #""say \"hi\"\\""#)
     }
 
     // MARK: Tone markers

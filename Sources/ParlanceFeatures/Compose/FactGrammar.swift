@@ -1,4 +1,5 @@
 import Foundation
+import ParlanceSchema
 import ParlanceProtocol
 
 /// A GBNF grammar for a rewrite that keeps facts by construction: free text with each
@@ -48,7 +49,7 @@ public enum FactGrammar {
         var rules: [String] = []
         var root: [String] = []
         if !openers.isEmpty {
-            rules.append("opener ::= " + openers.map(literal).joined(separator: " | "))
+            rules.append("opener ::= " + openers.map(GrammarBuilder.literal).joined(separator: " | "))
             root.append("opener")
         }
         var previousEnd = 0
@@ -57,7 +58,7 @@ public enum FactGrammar {
             // Empty only at the very start; otherwise free text ending in a space or an opening mark.
             let bound = min(maxGap, 2 * between + 60)
             rules.append("g\(i) ::= " + (i == 0 && openers.isEmpty ? "(c{0,\(bound)} s)?" : "c{0,\(bound)} s"))
-            root += ["g\(i)", literal(u.text)]
+            root += ["g\(i)", GrammarBuilder.literal(u.text)]
             previousEnd = u.range.location + u.range.length
         }
         rules.append("tail ::= c{0,\(min(maxGap, 2 * max(0, length - previousEnd) + 60))}")
@@ -76,22 +77,5 @@ public enum FactGrammar {
         case .diplomatic: return ["Perhaps", "Would it be possible", "I wonder if", "Could we", "It might"]
         default: return []
         }
-    }
-
-    /// A GBNF string literal.
-    public static func literal(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 || u.value == 0x7F { out += String(format: "\\x%02X", u.value) } else { out.unicodeScalars.append(u) }
-            }
-        }
-        return out + "\""
     }
 }
