@@ -190,6 +190,9 @@ bool pl_memory_seq_rm(pl_context *c, int32_t seq, int32_t p0, int32_t p1) {
 void pl_memory_seq_cp(pl_context *c, int32_t src, int32_t dst, int32_t p0, int32_t p1) {
     llama_memory_seq_cp(llama_get_memory(c->ctx), src, dst, p0, p1);
 }
+int32_t pl_memory_seq_pos_min(pl_context *c, int32_t seq) {
+    return llama_memory_seq_pos_min(llama_get_memory(c->ctx), seq);
+}
 int32_t pl_memory_seq_pos_max(pl_context *c, int32_t seq) {
     return llama_memory_seq_pos_max(llama_get_memory(c->ctx), seq);
 }
@@ -315,6 +318,22 @@ int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx) {
 void pl_sampler_accept(pl_sampler *s, int32_t token) {
     if (s->grammar) llama_sampler_accept(s->grammar, token);
     llama_sampler_accept(s->chain, token);
+}
+
+int32_t pl_sampler_grammar_prefix(pl_sampler *s, const int32_t *tokens, int32_t n) {
+    if (!s->grammar || n <= 0) return n < 0 ? 0 : n;
+    struct llama_sampler *g = llama_sampler_clone(s->grammar);
+    if (!g) return 0;
+    int32_t i = 0;
+    for (; i < n; i++) {
+        llama_token_data single = { tokens[i], 1.0f, 0.0f };
+        llama_token_data_array one = { &single, 1, -1, false };
+        llama_sampler_apply(g, &one);
+        if (isinf(single.logit)) break;
+        llama_sampler_accept(g, tokens[i]);
+    }
+    llama_sampler_free(g);
+    return i;
 }
 
 bool pl_grammar_check(const pl_model *m, const char *grammar, char *err, size_t err_len) {

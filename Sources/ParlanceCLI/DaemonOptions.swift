@@ -130,6 +130,10 @@ public struct DaemonSettings: Sendable {
                 guard v == "on" || v == "off" else { throw UsageError("--flash-attn must be on or off, got '\(v)'") }
                 d.engine.flashAttention = v == "on"
             },
+            Flag("--speculative", "on|off", .choices(["on", "off"]), "speculative decoding drafted from the text (default \(e.speculative ? "on" : "off"); same output, faster where it copies; per request: speculative)") { d, v in
+                guard v == "on" || v == "off" else { throw UsageError("--speculative must be on or off, got '\(v)'") }
+                d.engine.speculative = v == "on"
+            },
             Flag("--max-message-bytes", "N", "largest accepted message (default 16777216)") { $0.maxMessage = try integer("--max-message-bytes", $1, 1024...(1 << 30)) },
             Flag("--log-level", "LEVEL", .choices(["debug", "info", "warning", "error", "off"]), "debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)") { d, v in
                 guard let l = LogLevel(name: v) else { throw UsageError("unknown log level '\(v)'") }

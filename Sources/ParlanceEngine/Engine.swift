@@ -31,6 +31,15 @@ public struct EngineConfig: Sendable {
     public var gpuLayers: GPULayers = .auto
     /// Receives the engine's warnings (a state file it could not write or read).
     public var onWarning: @Sendable (String) -> Void
+    /// Speculative decoding drafted from the text, for requests that do not say
+    /// (`--speculative on|off`).
+    public var speculative: Bool = true
+    /// Logits rows reserved for drafted tokens per batch (each costs one vocabulary of
+    /// floats in the compute buffer); 0 turns drafting off for every request.
+    public var draftRows: Int = 32
+    /// Check the KV cell mirror against llama.cpp's memory after every step, and stop the
+    /// process when they disagree (`PARLANCE_CHECK_KV=1`; the tests turn it on).
+    public var checkKV: Bool = ProcessInfo.processInfo.environment["PARLANCE_CHECK_KV"] == "1"
 
     public init(modelPath: String, contextSize: Int = 4096, threads: Int = MachineDefaults.threads, parallel: Int = 8, cachedSequences: Int = 8,
                 maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128,
@@ -155,13 +164,14 @@ public final class Engine: Sendable {
         if let warning { config.onWarning(warning) }
         let sequences = config.parallel + config.cachedSequences
         // The scheduler asks for one logits row per active request per batch (its next
-        // token, or a prompt's last), so that many rows are reserved, not one per batch token:
-        // at the default 256-token batch that saves ~45 MiB of compute buffer.
+        // token, or a prompt's last) plus one per drafted token (at most `draftRows`), so that
+        // many rows are reserved, not one per batch token: at the default 256-token batch
+        // that saves ~40 MiB of compute buffer.
         // llama.cpp's own reports of what it allocates are read as it loads (`MemoryUse`).
         let ((model, ctx), allocations) = try LlamaLog.tap { () throws(EngineError) -> (LlamaModel, LlamaContext) in
             let model = try LlamaModel(path: config.modelPath, gpuLayers: asked)
             let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
-                                       sequences: sequences, outputsPerBatch: sequences, threads: config.threads, cache: config.cache,
+                                       sequences: sequences, outputsPerBatch: sequences + config.draftRows, threads: config.threads, cache: config.cache,
                                        flashAttention: config.flashAttention)
             return (model, ctx)
         }
@@ -187,7 +197,8 @@ public final class Engine: Sendable {
         }
         scheduler = Scheduler(ctx: ctx, model: model, config: .init(
             sequences: sequences, maxActive: config.parallel, maxQueue: config.maxQueue,
-            batchSize: config.batchSize, promptChunk: config.promptChunk), store: store, warn: config.onWarning)
+            batchSize: config.batchSize, promptChunk: config.promptChunk, speculative: config.speculative,
+            draftRows: config.draftRows, checkKV: config.checkKV), store: store, warn: config.onWarning)
         let s = scheduler
         let t = Thread { s.run() }
         t.name = "parlance-engine"

@@ -40,10 +40,19 @@ public struct GenerationRequest: Sendable {
     /// Output text includes special tokens' text (a model whose vocabulary holds
     /// `<tool_call>` as one control token writes it as that token).
     public var renderSpecial: Bool
+    /// Speculative decoding drafted from the text (nil: the engine's setting). The output
+    /// is the same either way; only its speed differs.
+    public var speculative: Bool?
+    /// Requests of one group (the variations of one composition) draft from each other's
+    /// output as well as their own; 0: no group.
+    public var draftGroup: UInt64
 
     public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
-                maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false) {
+                maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
+                speculative: Bool? = nil, draftGroup: UInt64 = 0) {
         self.renderSpecial = renderSpecial
+        self.speculative = speculative
+        self.draftGroup = draftGroup
         self.deterministic = deterministic
         self.prompt = prompt
         self.options = options
@@ -73,6 +82,10 @@ public struct GenerationStats: Sendable, Hashable {
     public var totalMs: Double
     /// Token counts are estimates (a remote server that reported no usage).
     public var estimated: Bool = false
+    /// Tokens drafted from the text and verified (speculative decoding), and how many of
+    /// them the model's own sampling agreed with.
+    public var draftTokens: Int = 0
+    public var acceptedDraftTokens: Int = 0
 
     public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, queuedMs: Double, firstTokenMs: Double, totalMs: Double,
                 estimated: Bool = false) {

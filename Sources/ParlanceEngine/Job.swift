@@ -27,6 +27,11 @@ final class Job: @unchecked Sendable {
     var follow: (leader: Job, upTo: Int)? = nil
     /// The queue position last reported (0: never queued).
     var queuePosition = 0
+    /// Speculative decoding: the prompt and output so far, indexed for drafts (nil when
+    /// this request does not draft), how its drafts have fared, and this step's draft.
+    var index: NGramIndex? = nil
+    var policy = DraftPolicy()
+    var draft: [Token] = []
 
     init(id: UInt64, request: GenerationRequest, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) {
         self.id = id
@@ -39,11 +44,14 @@ final class Job: @unchecked Sendable {
 
     func stats(now: ContinuousClock.Instant) -> GenerationStats {
         func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
-        return GenerationStats(
+        var s = GenerationStats(
             promptTokens: request.prompt.count, cachedPromptTokens: nCached, generatedTokens: generated.count,
             queuedMs: ms((admitted ?? now) - submitted),
             firstTokenMs: firstToken.map { ms($0 - submitted) } ?? 0,
             totalMs: ms(now - submitted))
+        s.draftTokens = policy.drafted
+        s.acceptedDraftTokens = policy.accepted
+        return s
     }
 }
 

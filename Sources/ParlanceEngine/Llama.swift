@@ -237,6 +237,7 @@ final class LlamaContext: @unchecked Sendable {
     @discardableResult func removeTokens(seq: Int32, from p0: Int32, to p1: Int32 = -1) -> Bool { pl_memory_seq_rm(handle, seq, p0, p1) }
     func copyTokens(from src: Int32, to dst: Int32, upTo p1: Int32) { pl_memory_seq_cp(handle, src, dst, 0, p1) }
     func maxPosition(seq: Int32) -> Int32 { pl_memory_seq_pos_max(handle, seq) }
+    func minPosition(seq: Int32) -> Int32 { pl_memory_seq_pos_min(handle, seq) }
     func clear() { pl_memory_clear(handle) }
 
     func saveSequence(_ seq: Int32, tokens: [Token], to path: String) -> Bool {
@@ -278,6 +279,8 @@ final class LlamaSampler {
     deinit { pl_sampler_free(handle) }
     func sample(_ ctx: LlamaContext, index: Int32) -> Token { pl_sampler_sample(handle, ctx.handle, index) }
     func accept(_ t: Token) { pl_sampler_accept(handle, t) }
+    /// How many of `tokens` the grammar (if any) would accept in order from here.
+    func grammarPrefix(_ tokens: [Token]) -> Int { Int(pl_sampler_grammar_prefix(handle, tokens, Int32(tokens.count))) }
 }
 
 extension String {

@@ -24,6 +24,13 @@ final class Scheduler: @unchecked Sendable {
         var maxQueue: Int
         var batchSize: Int
         var promptChunk: Int    // prompt tokens per step while others generate
+        /// Speculative decoding for requests that do not say (`GenerationRequest.speculative`).
+        var speculative: Bool = true
+        /// Logits rows reserved for drafted tokens in one batch (0: never draft).
+        var draftRows: Int = 0
+        /// After every step, check that the cell mirror, the slots' tokens and llama.cpp's
+        /// memory agree, and stop the process if they do not (tests turn this on).
+        var checkKV: Bool = false
     }
 
     let ctx: LlamaContext
@@ -67,6 +74,8 @@ final class Scheduler: @unchecked Sendable {
     /// coming, generating streams keep their pace, on slow machines and deep prompts alike.
     private var secondsPerPromptToken = 0.0
     static let stepSeconds = 1.0
+    /// What a decode step costs by its size, for deciding how much to draft.
+    private var stepCost = StepCost()
 
     init(ctx: LlamaContext, model: LlamaModel, config: Config, store: PrefixStore?, warn: @escaping @Sendable (String) -> Void) {
         self.ctx = ctx
@@ -165,6 +174,7 @@ final class Scheduler: @unchecked Sendable {
             admit()
             publishStats()
             if !active.isEmpty { step() }
+            if config.checkKV { checkMirror() }
             publishStats()
             let done = settlements
             settlements = []
@@ -217,7 +227,13 @@ final class Scheduler: @unchecked Sendable {
 
     // MARK: one decode step
 
-    private struct Entry { let job: Job; let count: Int; let logitsIndex: Int32? }
+    private struct Entry {
+        let job: Job
+        let count: Int
+        let logitsIndex: Int32?
+        /// Batch indices of the job's drafted tokens, in order (they follow its pending token).
+        var draftIndices: [Int32] = []
+    }
 
     private func step() {
         batch.clear()
@@ -227,14 +243,31 @@ final class Scheduler: @unchecked Sendable {
             let idx = batch.add(j.pending!, pos: Int32(j.nPast), seq: j.seq, logits: true)
             entries.append(Entry(job: j, count: 1, logitsIndex: idx))
         }
+        // Drafts, verified in this same batch: positions a request was promised cells for
+        // (each draft fits in what its `maxTokens` has left).
+        if config.draftRows > 0, !entries.isEmpty {
+            planDrafts(entries.map { $0.job })
+            let drafting = entries.reduce(0) { $0 + $1.job.draft.count }
+            if drafting > 0, makeFree(entries.count + drafting) {
+                for i in entries.indices {
+                    let j = entries[i].job
+                    for (k, t) in j.draft.enumerated() {
+                        entries[i].draftIndices.append(batch.add(t, pos: Int32(j.nPast + 1 + k), seq: j.seq, logits: true))
+                    }
+                    entries[i] = Entry(job: j, count: 1 + j.draft.count, logitsIndex: entries[i].logitsIndex, draftIndices: entries[i].draftIndices)
+                }
+            } else {
+                for e in entries { e.job.draft = [] }
+            }
+        }
         // Room for this step, made before the decode: idle cached prefixes go first.
         // Admission promised it; the prompt budget is capped by it all the same.
-        let generating = entries.count
+        let generating = batch.count
         // Prompt chunks, round-robin, so one long prompt never stalls the others. A
         // follower starts once its leader has evaluated the prefix they share.
         let prompting = active.filter { $0.inPrompt && resolveFollower($0) }
         if !prompting.isEmpty {
-            var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - entries.count)
+            var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - generating)
             // Chunks sized by measured speed, except for a deterministic request: its prompt
             // goes in fixed chunks, as in any other run.
             if secondsPerPromptToken > 0, !prompting.contains(where: { $0.request.deterministic }) {
@@ -277,9 +310,13 @@ final class Scheduler: @unchecked Sendable {
         ctx.setAbort(entries.contains(where: { $0.job.isCancelled }) || inbox.withLock { $0.stop })
         let started = ContinuousClock.now
         let rc = ctx.decode(batch)
-        if rc == 0, batch.count >= 64 {
-            let perToken = Reference.seconds(ContinuousClock.now - started) / Double(batch.count)
-            secondsPerPromptToken = secondsPerPromptToken == 0 ? perToken : 0.7 * secondsPerPromptToken + 0.3 * perToken
+        if rc == 0 {
+            let seconds = Reference.seconds(ContinuousClock.now - started)
+            if batch.count >= 64 {
+                let perToken = seconds / Double(batch.count)
+                secondsPerPromptToken = secondsPerPromptToken == 0 ? perToken : 0.7 * secondsPerPromptToken + 0.3 * perToken
+            }
+            stepCost.record(tokens: batch.count, seconds: seconds)
         }
         inFlight.withLock { $0 = [] }
         ctx.setAbort(false)
@@ -290,7 +327,10 @@ final class Scheduler: @unchecked Sendable {
         case 1, 2:
             // No KV slot (1) or aborted (2): processed micro-batches stay in memory, so
             // roll every sequence in this batch back to where it was.
-            for e in entries { ctx.removeTokens(seq: e.job.seq, from: Int32(e.job.nPast)) }
+            for e in entries {
+                ctx.removeTokens(seq: e.job.seq, from: Int32(e.job.nPast))
+                e.job.draft = []
+            }
             if rc == 1 { reportSlotFailure("llama_decode found no KV slot for \(batch.count) tokens with \(kv.free) of \(kv.capacity) cells free") }
             return
         default:
@@ -309,10 +349,9 @@ final class Scheduler: @unchecked Sendable {
         for e in entries {
             let j = e.job
             let s = Int(j.seq)
-            if let tok = j.pending, e.count == 1, !j.inPrompt {
-                slots[s].tokens.append(tok)
-                j.nPast += 1
-                j.pending = nil
+            if let tok = j.pending, !j.inPrompt {
+                verify(j, e, pending: tok, now: now, finished: &finished)
+                continue
             } else {
                 slots[s].tokens += j.request.prompt[j.nPast..<(j.nPast + e.count)]
                 j.nPast += e.count
@@ -353,6 +392,117 @@ final class Scheduler: @unchecked Sendable {
             }
         }
         if !finished.isEmpty { active.removeAll { finished.contains($0.id) } }
+    }
+
+    /// A generating sequence after the decode: its pending token and any draft are in the
+    /// cache. The token after each is sampled exactly as without a draft (same logits,
+    /// same sampler state, same random draws); a draft token stays while it is the token
+    /// sampled, and the cells of the rest are removed.
+    private func verify(_ j: Job, _ e: Entry, pending: Token, now: ContinuousClock.Instant, finished: inout Set<UInt64>) {
+        let s = Int(j.seq)
+        let start = j.nPast
+        let draft = j.draft
+        j.draft = []
+        slots[s].tokens.append(pending)
+        slots[s].tokens += draft
+        j.pending = nil
+        var taken = 0
+        let indices = [e.logitsIndex!] + e.draftIndices
+        for i in 0...draft.count {
+            guard let sampler = j.sampler else { break }
+            let tok = sampler.sample(ctx, index: indices[i])
+            if tok < 0 {
+                release(j)
+                settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
+                finished.insert(j.id)
+                break
+            }
+            sampler.accept(tok)
+            if j.firstToken == nil { j.firstToken = now }
+            if model.isEndOfGeneration(tok) {
+                finish(j, .stop, now: now)
+                finished.insert(j.id)
+                break
+            }
+            j.generated.append(tok)
+            j.index?.append(tok)
+            let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
+            if !delta.isEmpty { j.continuation.yield(.text(delta)) }
+            let agrees = i < draft.count && tok == draft[i]
+            if agrees { taken += 1 }
+            if j.generated.count >= j.request.maxTokens {
+                finish(j, .length, now: now)
+                finished.insert(j.id)
+                break
+            }
+            if !agrees {
+                j.pending = tok
+                break
+            }
+        }
+        j.nPast = start + 1 + taken
+        if taken < draft.count {
+            ctx.removeTokens(seq: j.seq, from: Int32(j.nPast))
+            kv.truncate(s, from: j.nPast)
+            slots[s].tokens.removeSubrange(j.nPast...)
+        }
+        if !draft.isEmpty { j.policy.record(drafted: draft.count, accepted: taken, generated: j.generated.count) }
+    }
+
+    /// Chooses this step's drafts: for each generating request that drafts, the tokens
+    /// that followed its last n-gram in its own prompt and output or in its group's
+    /// outputs, cut where its grammar would reject one, as long as the step's cost model
+    /// expects them to pay for themselves. Requests whose drafts fare best go first.
+    private func planDrafts(_ generating: [Job]) {
+        var rows = config.draftRows
+        var tokens = generating.count
+        var yield = Double(generating.count)
+        let drafting = generating.filter { j in
+            j.draft = []
+            return (j.request.speculative ?? config.speculative) && j.policy.allows(generated: j.generated.count)
+                && j.request.maxTokens - j.generated.count > 0
+        }
+        for j in drafting.sorted(by: { $0.policy.acceptance > $1.policy.acceptance }) where rows > 0 {
+            guard let sampler = j.sampler else { continue }
+            let index = indexed(j)
+            let group = j.request.draftGroup
+            let others = group == 0 ? [] : active.filter { $0 !== j && $0.request.draftGroup == group && !$0.generated.isEmpty }
+                .map { (index: indexed($0), from: $0.request.prompt.count) }
+            var d = index.draft(min(j.policy.length, rows, j.request.maxTokens - j.generated.count), others: others)
+            if d.isEmpty { continue }
+            d = Array(d.prefix(sampler.grammarPrefix(d)))
+            let p = j.policy.acceptance
+            let k = stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
+            guard k > 0 else { continue }
+            j.draft = Array(d.prefix(k))
+            rows -= k
+            tokens += k
+            yield += (1...k).reduce(0.0) { $0 + pow(p, Double($1)) }
+        }
+    }
+
+    /// The request's prompt and output so far, indexed for drafts (built on first use).
+    private func indexed(_ j: Job) -> NGramIndex {
+        if let i = j.index { return i }
+        var i = NGramIndex(j.request.prompt)
+        for t in j.generated { i.append(t) }
+        j.index = i
+        return i
+    }
+
+    /// The debug check tests turn on: every sequence's cells in the mirror, its tokens in
+    /// the slot table and its positions in llama.cpp's memory agree.
+    private func checkMirror() {
+        for s in slots.indices {
+            let n = kv.count(s)
+            let lo = ctx.minPosition(seq: Int32(s)), hi = ctx.maxPosition(seq: Int32(s))
+            let memory = hi < 0 ? 0 : (lo == 0 ? Int(hi) + 1 : -1)
+            if slots[s].tokens.count != n || memory != n {
+                let detail = "sequence \(s): mirror \(n) cells, slot \(slots[s].tokens.count) tokens, llama.cpp positions \(lo)...\(hi)"
+                warn("KV check failed: \(detail)")
+                fatalError("KV check failed: \(detail)")
+            }
+        }
     }
 
     private func finish(_ j: Job, _ reason: FinishReason, now: ContinuousClock.Instant) {

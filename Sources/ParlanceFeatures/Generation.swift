@@ -11,6 +11,11 @@ public struct ResolvedOptions: Sendable {
     public var maxTokens: Int
     /// Run alone, from an empty cache: identical output whatever else the daemon does.
     public var deterministic: Bool
+    /// Speculative decoding (nil: the engine's setting).
+    public var speculative: Bool?
+    /// Calls of one group (the variations of one composition) draft from each other's
+    /// output; 0: no group.
+    public var draftGroup: UInt64 = 0
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -20,6 +25,7 @@ public struct ResolvedOptions: Sendable {
         seed = o?.seed.map { UInt32(truncatingIfNeeded: $0) } ?? defaultSeed
         maxTokens = o?.maxTokens ?? defaultMaxTokens
         deterministic = o?.deterministic ?? false
+        speculative = o?.speculative
     }
 
     func provenance(_ engine: any LanguageModel) -> Provenance {
@@ -48,7 +54,10 @@ extension Usage {
     init(_ s: GenerationStats) {
         self.init(promptTokens: s.promptTokens, cachedPromptTokens: s.cachedPromptTokens, generatedTokens: s.generatedTokens,
                   firstTokenMs: (s.firstTokenMs * 10).rounded() / 10, totalMs: (s.totalMs * 10).rounded() / 10)
-        if s.estimated { estimated = true }
+        if s.estimated { estimated = true } else if s.generatedTokens > 0 {
+            draftTokens = s.draftTokens
+            acceptedDraftTokens = s.acceptedDraftTokens
+        }
     }
 }
 
@@ -75,7 +84,8 @@ public enum Generation {
         var retried = false
         while true {
             let request = ModelRequest(prompt: prompt, options: options.sampling, seed: seed, constraint: constraint,
-                                       maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic)
+                                       maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic,
+                                       speculative: options.speculative, draftGroup: options.draftGroup)
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
             total = total + out.usage
             guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }

@@ -18,6 +18,7 @@ public enum AskStream: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var speculative: Bool? = nil
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var model: String? = nil
@@ -45,6 +46,7 @@ public enum AskStream: RPCMethod {
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "speculative": .speculative,
             "verify": .verify,
             "maxAttempts": .maxAttempts,
             "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),

@@ -11,8 +11,15 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
     /// Present (true) when the token counts are estimates: a remote server that reported no
     /// usage of its own.
     public var estimated: Bool? = nil
-    public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, firstTokenMs: Double, totalMs: Double, estimated: Bool? = nil) {
+    /// Speculative decoding (a local engine): tokens drafted from the text and verified,
+    /// and how many of them the model's own sampling agreed with.
+    public var draftTokens: Int? = nil
+    public var acceptedDraftTokens: Int? = nil
+    public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, firstTokenMs: Double, totalMs: Double, estimated: Bool? = nil,
+                draftTokens: Int? = nil, acceptedDraftTokens: Int? = nil) {
         self.estimated = estimated
+        self.draftTokens = draftTokens
+        self.acceptedDraftTokens = acceptedDraftTokens
         self.promptTokens = promptTokens
         self.cachedPromptTokens = cachedPromptTokens
         self.generatedTokens = generatedTokens
@@ -24,14 +31,19 @@ public struct Usage: Codable, Sendable, Hashable, Schematic {
     public static let schemaHints: [String: SchemaHint] = [
         "cachedPromptTokens": SchemaHint(description: "Prompt tokens reused from the KV cache instead of evaluated."),
         "firstTokenMs": SchemaHint(description: "Milliseconds from the request to its first generated token."),
+        "draftTokens": SchemaHint(description: "Tokens drafted from the text (the prompt, the output so far, sibling variations) and verified in the same decode step (speculative decoding; a local engine only)."),
+        "acceptedDraftTokens": SchemaHint(description: "Of draftTokens, those the model's own sampling agreed with: each one a decode step saved."),
     ]
 
     public static func + (a: Usage, b: Usage) -> Usage {
         Usage(promptTokens: a.promptTokens + b.promptTokens, cachedPromptTokens: a.cachedPromptTokens + b.cachedPromptTokens,
               generatedTokens: a.generatedTokens + b.generatedTokens,
               firstTokenMs: a.firstTokenMs == 0 ? b.firstTokenMs : a.firstTokenMs, totalMs: ((a.totalMs + b.totalMs) * 10).rounded() / 10,
-              estimated: a.estimated == true || b.estimated == true ? true : nil)
+              estimated: a.estimated == true || b.estimated == true ? true : nil,
+              draftTokens: sum(a.draftTokens, b.draftTokens), acceptedDraftTokens: sum(a.acceptedDraftTokens, b.acceptedDraftTokens))
     }
+    /// Two optional counts added (nil when neither is given).
+    public static func sum(_ a: Int?, _ b: Int?) -> Int? { a == nil && b == nil ? nil : (a ?? 0) + (b ?? 0) }
     public static let zero = Usage(promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, firstTokenMs: 0, totalMs: 0)
 }
 
@@ -88,9 +100,11 @@ public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
     public var seed: Int?
     public var deterministic: Bool? = nil
     public var maxTokens: Int?
+    public var speculative: Bool? = nil
     public init(temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil, minP: Double? = nil,
-                repeatPenalty: Double? = nil, seed: Int? = nil, maxTokens: Int? = nil, deterministic: Bool? = nil) {
+                repeatPenalty: Double? = nil, seed: Int? = nil, maxTokens: Int? = nil, deterministic: Bool? = nil, speculative: Bool? = nil) {
         self.deterministic = deterministic
+        self.speculative = speculative
         self.temperature = temperature
         self.topP = topP
         self.topK = topK
@@ -108,6 +122,7 @@ public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
         "seed": SchemaHint(description: "Same seed + same input = same output.", minimum: 0, maximum: 4_294_967_295),
         "deterministic": .deterministic,
         "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 1, maximum: 8192),
+        "speculative": .speculative,
     ]
 }
 
@@ -117,6 +132,14 @@ extension SchemaHint {
         A model by its registry name (model/list). Default: the route for this method or its family in the config \
         file, else the default model. An unknown name is -32602 with data.models listing the names.
         """, minLength: 1)
+
+    /// What `speculative` does, said once for every method that takes it.
+    public static let speculative = SchemaHint(description: """
+        Speculative decoding drafted from the text: tokens the output is likely to copy (from the selection, the refined \
+        variation, the document's segments, sibling variations) are verified several per decode step. The output is the \
+        same with it on or off; only the speed differs. Default: the daemon's --speculative (on). A remote engine gets \
+        the server's own speculative settings, or none when false.
+        """)
 
     /// What `deterministic` promises, said once for every method that takes it.
     public static let deterministic = SchemaHint(description: """

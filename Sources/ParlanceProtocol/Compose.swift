@@ -129,6 +129,7 @@ public enum ComposeVariations: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var speculative: Bool? = nil
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
@@ -161,6 +162,7 @@ public enum ComposeVariations: RPCMethod {
             "temperature": SchemaHint(description: "Default 0.4 (the small default model stays closer to the facts when cool).", minimum: 0, maximum: 2),
             "seed": SchemaHint(description: "Base seed (variation i uses seed + i). Same input and seed = same output; a new seed gives alternatives (redo).", minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "speculative": .speculative,
             "verify": .verify,
             "maxAttempts": .maxAttempts,
             "ephemeral": SchemaHint(description: "Do not store this composition in the history (it stays refinable until the daemon exits)."),
@@ -231,6 +233,7 @@ public enum ComposeRefine: RPCMethod {
         public var temperature: Double?
         public var seed: Int?
         public var deterministic: Bool? = nil
+        public var speculative: Bool? = nil
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
@@ -254,6 +257,7 @@ public enum ComposeRefine: RPCMethod {
             "temperature": SchemaHint(minimum: 0, maximum: 2),
             "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
             "deterministic": .deterministic,
+            "speculative": .speculative,
             "verify": .verify,
             "maxAttempts": .maxAttempts,
             "ephemeral": SchemaHint(description: "Do not add the refined variation to the history entry."),

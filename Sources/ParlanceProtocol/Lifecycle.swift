@@ -252,6 +252,13 @@ public enum Progress: RPCNotification {
     }
 }
 
+public enum Ping: RPCMethod {
+    public static let name = "ping"
+    public static let summary = "Answers {} at once, touching no model and no state: a liveness check for hosts and scripts (MCP's ping)."
+    public typealias Params = Empty
+    public typealias Result = Empty
+}
+
 public enum Discover: RPCMethod {
     public static let name = "rpc.discover"
     public static let summary = "This server's OpenRPC document (the same as protocol/parlance.openrpc.json)."

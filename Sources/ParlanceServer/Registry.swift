@@ -34,6 +34,7 @@ enum Registry {
                 return Empty()
             }
         })
+        r.on(Ping.self) { _, _ in Empty() }
         r.on(Discover.self) { _, _ in Spec.openRPC(lifecycle.router.withLock { $0! }) }
         r.notification(Initialized.self)
         r.notification(Exit.self)

@@ -77,6 +77,8 @@ final class DispatchTests: XCTestCase {
         XCTAssertEqual(code(h.call("{oops")), -32700)
         XCTAssertEqual(code(h.call(#"{"id":10,"method":"model/status"}"#)), -32600)
         XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":11,"method":"model/status"}"#)["result"]?["availability"], "unavailable")
+        XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#)["result"], [:], "ping needs no model")
+        XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":"q","method":"ping","params":{"x":1}}"#)), -32602)
         XCTAssertEqual(h.call(#"{"jsonrpc":"2.0","id":12,"method":"shutdown"}"#)["result"], [:])
         XCTAssertEqual(code(h.call(#"{"jsonrpc":"2.0","id":13,"method":"model/status"}"#)), -32600)
         h.send(#"{"jsonrpc":"2.0","method":"exit"}"#)

@@ -101,6 +101,8 @@ void pl_context_set_abort(pl_context *c, bool abort);
 int32_t pl_decode(pl_context *c, pl_batch *b);
 /// KV memory per sequence.
 bool pl_memory_seq_rm(pl_context *c, int32_t seq, int32_t p0, int32_t p1);
+/// The sequence's lowest position in memory, -1 when it holds none.
+int32_t pl_memory_seq_pos_min(pl_context *c, int32_t seq);
 void pl_memory_seq_cp(pl_context *c, int32_t src, int32_t dst, int32_t p0, int32_t p1);
 int32_t pl_memory_seq_pos_max(pl_context *c, int32_t seq);
 void pl_memory_clear(pl_context *c);
@@ -135,6 +137,9 @@ void pl_sampler_free(pl_sampler *s);
 /// choice first and only constrains the full vocabulary when that choice is rejected.
 int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx);
 void pl_sampler_accept(pl_sampler *s, int32_t token);
+/// How many of `tokens`, in order, the grammar accepts from its current state (all of
+/// them without a grammar). The sampler itself is left as it was (a draft's check).
+int32_t pl_sampler_grammar_prefix(pl_sampler *s, const int32_t *tokens, int32_t n);
 /// True when the grammar (if any) allows ending here.
 bool pl_grammar_check(const pl_model *m, const char *grammar, char *err, size_t err_len);
 

@@ -43,8 +43,12 @@ public enum Compose {
         let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
         let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
-        let baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens, deterministic: p.deterministic),
+        var baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens, deterministic: p.deterministic,
+                                                            speculative: p.speculative),
                                           defaultTemperature: 0.4)
+        // Five tones of one selection share most of their words: each variation drafts from
+        // the others' output too.
+        baseOptions.draftGroup = UInt64.random(in: 1...UInt64.max)
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 
@@ -104,7 +108,9 @@ public enum Compose {
             cachedPromptTokens: prefixUsage.cachedPromptTokens + variations.reduce(0) { $0 + $1.usage.cachedPromptTokens },
             generatedTokens: variations.reduce(0) { $0 + $1.usage.generatedTokens },
             firstTokenMs: round1(milliseconds(prefixDone - started) + firstVariationMs),
-            totalMs: round1(milliseconds(ContinuousClock.now - started)))
+            totalMs: round1(milliseconds(ContinuousClock.now - started)),
+            draftTokens: variations.reduce(nil) { Usage.sum($0, $1.usage.draftTokens) },
+            acceptedDraftTokens: variations.reduce(nil) { Usage.sum($0, $1.usage.acceptedDraftTokens) })
         return .init(id: entryId, analysis: analysis, variations: variations, audience: audience, language: language.language,
                      fallbackFrom: language.fallbackFrom, stored: stored, sharedPrefixTokens: shared, usage: usage,
                      provenance: baseOptions.provenance(engine))
@@ -136,7 +142,8 @@ public enum Compose {
         guard prompt.count + maxTokens <= engine.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic),
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic,
+                                                        speculative: p.speculative),
                                       defaultTemperature: 0.4)
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
         let languageName = Languages.name(entry.language)
@@ -338,7 +345,8 @@ public enum Compose {
                                phase: .verifying, delta: v.text, part: id, attempt: best.attempt, restart: true))
         }
         v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
-                        firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs)
+                        firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs,
+                        draftTokens: usage.draftTokens, acceptedDraftTokens: usage.acceptedDraftTokens)
         return (v, best.repaired ? [] : best.out.prompt.tokens + best.out.tokens)
     }
 

@@ -42,9 +42,16 @@ public struct ModelRequest: Sendable {
     public var cachePriority: CachePriority
     public var deterministic: Bool
     public var renderSpecial: Bool
+    /// Speculative decoding (nil: the engine's setting; a remote engine: the server's).
+    public var speculative: Bool?
+    /// Requests of one group draft from each other's output (a local engine); 0: none.
+    public var draftGroup: UInt64
 
     public init(prompt: ModelPrompt, options: SamplingOptions, seed: UInt32, constraint: Constraint = .none, maxTokens: Int,
-                cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false) {
+                cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
+                speculative: Bool? = nil, draftGroup: UInt64 = 0) {
+        self.speculative = speculative
+        self.draftGroup = draftGroup
         self.prompt = prompt
         self.options = options
         self.seed = seed
@@ -126,7 +133,8 @@ extension Engine: LanguageModel {
             }
         }
         return generate(GenerationRequest(prompt: r.prompt.tokens, options: r.options, seed: r.seed, grammar: grammar, maxTokens: r.maxTokens,
-                                          cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial))
+                                          cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial,
+                                          speculative: r.speculative, draftGroup: r.draftGroup))
     }
 
     public func describe(_ p: inout Provenance) {

@@ -40,6 +40,8 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         public var cacheTypeK: String?
         public var cacheTypeV: String?
         public var flashAttention: Bool?
+        /// Speculative decoding drafted from the text, as `--speculative`.
+        public var speculative: Bool?
         /// auto, all or a count, as `--gpu-layers`.
         public var gpuLayers: String?
         public var keepAlive: Double?
@@ -108,6 +110,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         take("--cache-type-k", m.cacheTypeK.flatMap(KVCacheTypes.Element.init(rawValue:))) { c.cache.keys = $0 }
         take("--cache-type-v", m.cacheTypeV.flatMap(KVCacheTypes.Element.init(rawValue:))) { c.cache.values = $0 }
         take("--flash-attn", m.flashAttention) { c.flashAttention = $0 }
+        take("--speculative", m.speculative) { c.speculative = $0 }
         if let g = m.gpuLayers, !explicit.contains("--gpu-layers") {
             guard let v = GPULayers(g) else { throw Problem(description: "gpuLayers must be auto, all or a non-negative integer, got '\(g)'") }
             c.gpuLayers = v

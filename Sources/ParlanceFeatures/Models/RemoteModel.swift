@@ -162,6 +162,10 @@ public final class RemoteModel: LanguageModel {
             b["min_p"] = .double(r.options.minP)
             b["repeat_penalty"] = .double(r.options.repeatPenalty)
             b["repetition_penalty"] = .double(r.options.repeatPenalty)
+            // Speculative decoding is the server's own (llama-server: --spec-type,
+            // --draft-max); a request that turns it off says so in the field llama-server
+            // reads per request. Servers without it ignore the field.
+            if r.speculative == false { b["speculative.n_max"] = .int(0) }
         }
         if case .schema(let s) = r.constraint {
             b["response_format"] = ["type": "json_schema", "json_schema": ["name": "output", "strict": true, "schema": s]]

@@ -201,7 +201,7 @@ public enum Sessions {
         GenerationOptions(temperature: b?.temperature ?? a?.temperature, topP: b?.topP ?? a?.topP, topK: b?.topK ?? a?.topK,
                           minP: b?.minP ?? a?.minP, repeatPenalty: b?.repeatPenalty ?? a?.repeatPenalty,
                           seed: b?.seed ?? a?.seed, maxTokens: b?.maxTokens ?? a?.maxTokens,
-                          deterministic: b?.deterministic ?? a?.deterministic)
+                          deterministic: b?.deterministic ?? a?.deterministic, speculative: b?.speculative ?? a?.speculative)
     }
 
     /// Evaluates what the next turn will start with, so its first token comes sooner:

@@ -111,7 +111,7 @@ struct ToolLoop {
         }
         let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: constraint,
                                    maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
-                                   renderSpecial: !callable.isEmpty)
+                                   renderSpecial: !callable.isEmpty, speculative: options.speculative)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)
@@ -133,7 +133,8 @@ struct ToolLoop {
         }
         let envelope: JSONValue = alternatives.count == 1 ? alternatives[0] : ["anyOf": .array(alternatives)]
         let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: .schema(envelope),
-                                   maxTokens: budget, cachePriority: .session, deterministic: options.deterministic)
+                                   maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
+                                   speculative: options.speculative)
         var out = try await Generation.stream(engine, request, structured: false, progress: ctx.progress, part: nil, holdBack: { _ in true })
         let parsed = try? JSONParser.parse(out.text)
         if let calls = parsed?["tool_calls"]?.arrayValue {

@@ -1,0 +1,168 @@
+/// Speculative decoding drafted from the text itself (prompt lookup): a rewrite copies most
+/// of its words from the selection, a refinement from the variation it refines, a quoted
+/// answer from the transcript. The tokens that followed the last n-gram's latest earlier
+/// occurrence are proposed as a draft; the engine verifies the draft in the step's one
+/// `llama_decode` batch and keeps the prefix its sampler agrees with.
+///
+/// Engine-thread only (public for its unit tests).
+
+/// Every n-gram of a token sequence (n = 4, 3, 2) and the position that followed its
+/// latest occurrence. An n-gram is entered once the token after it is known, so the
+/// sequence's own tail is never its own match.
+public struct NGramIndex: Sendable {
+    public static let sizes = [4, 3, 2]
+    public private(set) var tokens: [Token] = []
+    /// Per size (as in `sizes`): hash of n tokens → the position after them, latest first.
+    private var tables: [[UInt64: Int32]] = Array(repeating: [:], count: NGramIndex.sizes.count)
+
+    public init(_ tokens: [Token] = []) {
+        self.tokens.reserveCapacity(tokens.count + 256)
+        for t in tokens { append(t) }
+    }
+
+    public mutating func append(_ t: Token) {
+        let p = tokens.count
+        for (i, n) in NGramIndex.sizes.enumerated() where p >= n {
+            tables[i][NGramIndex.hash(tokens[(p - n)..<p])] = Int32(p)
+        }
+        tokens.append(t)
+    }
+
+    static func hash(_ s: ArraySlice<Token>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for t in s { h = (h ^ UInt64(UInt32(bitPattern: t))) &* 0x0000_0100_0000_01b3 }
+        return h
+    }
+
+    /// Where the continuation of `tail` (its last n tokens) starts here, for n from the
+    /// longest size down; at or after `from` only. nil when no n-gram of the tail occurs.
+    public func match(_ tail: ArraySlice<Token>, size: Int, from: Int = 0) -> Int? {
+        guard let i = NGramIndex.sizes.firstIndex(of: size), tail.count >= size else { return nil }
+        let gram = tail.suffix(size)
+        guard let p = tables[i][NGramIndex.hash(gram)].map(Int.init), p >= from, p >= size,
+              tokens[(p - size)..<p].elementsEqual(gram) else { return nil }
+        return p
+    }
+
+    /// Up to `k` tokens that followed the tail's longest n-gram here, or in `others`
+    /// (sibling sequences, read from their `from` position on: their own output, not the
+    /// prompt they share with this one). This sequence's own text wins a tie.
+    public func draft(_ k: Int, others: [(index: NGramIndex, from: Int)] = []) -> [Token] {
+        guard k > 0 else { return [] }
+        let tail = tokens[...]
+        for n in NGramIndex.sizes {
+            if let p = match(tail, size: n) { return Array(tokens[p..<min(p + k, tokens.count)]) }
+            for o in others {
+                if let p = o.index.match(tail, size: n, from: o.from) { return Array(o.index.tokens[p..<min(p + k, o.index.tokens.count)]) }
+            }
+        }
+        return []
+    }
+}
+
+/// How long a sequence's next draft may be, from how its drafts have fared: a draft taken
+/// whole doubles the length (up to `maxLength`), one cut short shrinks it to what was
+/// taken plus one. Three drafts in a row with nothing taken pause drafting (16, then 32
+/// tokens); a sequence whose drafts keep failing (a third pause, or under a tenth of 32 or
+/// more drafted tokens taken) stops drafting: free storytelling pays nothing for it.
+public struct DraftPolicy: Sendable {
+    public static let maxLength = 16
+    public private(set) var length = 4
+    public private(set) var drafted = 0
+    public private(set) var accepted = 0
+    /// Drafts cut short (a token after the last accepted one rejected).
+    public private(set) var rejections = 0
+    public private(set) var stopped = false
+    private var misses = 0
+    private var pauses = 0
+    private var resumeAt = 0
+
+    public init() {}
+
+    /// Whether to draft now, `generated` tokens into the output.
+    public func allows(generated: Int) -> Bool { !stopped && generated >= resumeAt }
+
+    /// The chance that a drafted token is taken, given the ones before it were (a
+    /// smoothed estimate: 1/2 before any evidence).
+    public var acceptance: Double { (Double(accepted) + 1) / (Double(accepted + rejections) + 2) }
+
+    public mutating func record(drafted d: Int, accepted a: Int, generated: Int) {
+        guard d > 0 else { return }
+        drafted += d
+        accepted += a
+        if a < d { rejections += 1 }
+        length = a == d ? min(DraftPolicy.maxLength, length * 2) : max(2, a + 1)
+        if a == 0 {
+            misses += 1
+            if misses >= 3 {
+                misses = 0
+                pauses += 1
+                resumeAt = generated + (16 << (pauses - 1))
+                if pauses >= 3 { stopped = true }
+            }
+        } else {
+            misses = 0
+        }
+        if drafted >= 32, accepted * 10 < drafted { stopped = true }
+    }
+}
+
+/// What a decode step costs, learned from the steps decoded: seconds ≈ fixed + perToken ×
+/// tokens, fitted over small batches (generation steps). Drafts are added to a step only
+/// while the tokens they are expected to yield outweigh the time they add, so a batch of
+/// many generating sequences is not slowed by drafts for one of them.
+public struct StepCost: Sendable {
+    /// Moving average of decode seconds per batch size (1…64).
+    private var seconds: [Double] = Array(repeating: 0, count: 65)
+    /// Before two batch sizes are measured: a token costs this share of a one-token step
+    /// (a CPU decoding a small batch is bound by reading the weights, not by the tokens).
+    static let priorPerTokenShare = 0.08
+
+    public init() {}
+
+    public mutating func record(tokens: Int, seconds s: Double) {
+        guard tokens >= 1, tokens <= 64, s > 0 else { return }
+        seconds[tokens] = seconds[tokens] == 0 ? s : 0.8 * seconds[tokens] + 0.2 * s
+    }
+
+    /// (fixed, perToken) seconds; nil before any step is measured.
+    public var model: (fixed: Double, perToken: Double)? {
+        let points = seconds.indices.filter { seconds[$0] > 0 }.map { (Double($0), seconds[$0]) }
+        guard let first = points.first else { return nil }
+        if points.count == 1 {
+            let perToken = first.1 * StepCost.priorPerTokenShare / (1 + StepCost.priorPerTokenShare * (first.0 - 1))
+            return (max(0, first.1 - perToken * first.0), perToken)
+        }
+        let n = Double(points.count)
+        let mx = points.reduce(0) { $0 + $1.0 } / n
+        let my = points.reduce(0) { $0 + $1.1 } / n
+        let sxx = points.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
+        let sxy = points.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
+        let perToken = max(my * 0.005, sxy / sxx)
+        return (max(0, my - perToken * mx), perToken)
+    }
+
+    /// How many of a draft's `available` tokens to verify in a step that already decodes
+    /// `tokens` tokens yielding `yield` tokens: the length that most raises the step's
+    /// expected tokens per second, given each drafted token's chance `p` of being taken
+    /// (0 when no length raises it).
+    public func length(available: Int, p: Double, tokens: Int, yield: Double) -> Int {
+        guard available > 0 else { return 0 }
+        guard let (a, b) = model else { return available }
+        let base = yield / (a + b * Double(tokens))
+        var best = 0
+        var bestRate = base
+        var expected = 0.0
+        var chance = 1.0
+        for k in 1...available {
+            chance *= p
+            expected += chance
+            let rate = (yield + expected) / (a + b * Double(tokens + k))
+            if rate > bestRate * 1.0001 {
+                bestRate = rate
+                best = k
+            }
+        }
+        return best
+    }
+}
