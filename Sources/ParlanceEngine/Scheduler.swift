@@ -472,7 +472,10 @@ final class Scheduler: @unchecked Sendable {
             if d.isEmpty { continue }
             d = Array(d.prefix(sampler.grammarPrefix(d)))
             let p = j.policy.acceptance
-            let k = stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
+            // A deterministic request runs alone, and its drafts depend on its own tokens
+            // only (never on measured timings): the same request verifies the same drafts
+            // in the same batches on every run.
+            let k = j.request.deterministic ? d.count : stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
             guard k > 0 else { continue }
             j.draft = Array(d.prefix(k))
             rows -= k

@@ -4,6 +4,13 @@ import Foundation
 /// content), and bridges between `JSONValue` and typed Codable values.
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
+        // Decoded from a JSONValue (`decode(_:)`): the value at this path in the source, with
+        // its members in the order they were written (Foundation's keyed containers forget
+        // it, and a client's schema lays out its grammar in that order).
+        if let source = decoder.userInfo[JSONValue.sourceKey] as? SourceBox, let v = source.value.at(decoder.codingPath) {
+            self = v
+            return
+        }
         if var a = try? decoder.unkeyedContainer() {
             var out: [JSONValue] = []
             while !a.isAtEnd { out.append(try a.decode(JSONValue.self)) }
@@ -48,9 +55,35 @@ extension JSONValue: Codable {
         self = try JSONParser.parse(data)
     }
 
-    /// Decodes this value into a typed Decodable value.
+    /// Decodes this value into a typed Decodable value. Free-form `JSONValue` fields keep
+    /// their members' order.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(serialized().utf8))
+        let d = JSONDecoder()
+        d.userInfo[JSONValue.sourceKey] = SourceBox(self)
+        return try d.decode(T.self, from: Data(serialized().utf8))
+    }
+
+    static let sourceKey = CodingUserInfoKey(rawValue: "parlance.jsonvalue.source")!
+    final class SourceBox: Sendable {
+        let value: JSONValue
+        init(_ value: JSONValue) { self.value = value }
+    }
+
+    /// The value at a coding path (object members by name, array elements by index).
+    func at(_ path: [any CodingKey]) -> JSONValue? {
+        var v = self
+        for k in path {
+            switch v {
+            case .object(let o):
+                guard let next = o[k.stringValue] else { return nil }
+                v = next
+            case .array(let a):
+                guard let i = k.intValue, a.indices.contains(i) else { return nil }
+                v = a[i]
+            default: return nil
+            }
+        }
+        return v
     }
 }
 
