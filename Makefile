@@ -30,7 +30,7 @@ test: build
 	@$(ENV) && scripts/test-extra.sh
 
 bench: build
-	@$(ENV) && PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" .build/release/parlance-bench --daemon .build/release/parlance
+	@$(ENV) && PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" .build/release/parlance-bench --daemon .build/release/parlance $(BENCH_ARGS)
 
 # Quality eval: the labeled set in eval/data through the real daemon and model, with the
 # daemon's verification off and on (one daemon each), then through llama.cpp's llama-server

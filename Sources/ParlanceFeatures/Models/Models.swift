@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ParlanceEngine
 import ParlanceProtocol
 import ParlanceRemote
@@ -57,7 +58,18 @@ public enum Models {
         return result
     }
 
+    /// The devices, read from llama.cpp at most every 250 ms: editors poll `model/status`,
+    /// and asking every backend for its free memory each time cost more than the rest of it.
     static func devices() -> [ModelStatus.Device] {
+        let now = ContinuousClock.now
+        if let (at, list) = deviceCache.withLock({ $0 }), now - at < .milliseconds(250) { return list }
+        let list = readDevices()
+        deviceCache.withLock { $0 = (now, list) }
+        return list
+    }
+    private static let deviceCache = Mutex<(ContinuousClock.Instant, [ModelStatus.Device])?>(nil)  // guards the last device reading
+
+    static func readDevices() -> [ModelStatus.Device] {
         ComputeDevice.all().map {
             .init(name: $0.name, description: $0.description, type: ModelStatus.Device.Kind(rawValue: $0.kind.rawValue) ?? .other,
                   freeBytes: $0.freeBytes, totalBytes: $0.totalBytes)
