@@ -169,6 +169,16 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r == ctx.spec, "rpc.discover must answer the same document as parlance --print-spec"
 
 
+@case("ping")
+def _(ctx: CaseContext) -> Params:
+    return {}
+
+
+@check("ping")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {}, r
+
+
 # == Model ============================================================================
 
 @case("model/status")
