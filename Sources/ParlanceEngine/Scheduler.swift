@@ -454,7 +454,8 @@ final class Scheduler: @unchecked Sendable {
     /// outputs, cut where its grammar would reject one, as long as the step's cost model
     /// expects them to pay for themselves. Requests whose drafts fare best go first.
     private func planDrafts(_ generating: [Job]) {
-        var rows = config.draftRows
+        // Within the logits rows reserved for drafts and the batch's room (`--batch` may be small).
+        var rows = min(config.draftRows, config.batchSize - generating.count)
         var tokens = generating.count
         var yield = Double(generating.count)
         let drafting = generating.filter { j in
