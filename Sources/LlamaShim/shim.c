@@ -343,6 +343,12 @@ bool pl_grammar_check(const pl_model *m, const char *grammar, char *err, size_t 
     return true;
 }
 
+void pl_release_memory(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 void pl_tune_malloc(void) {
 #if defined(__GLIBC__)
     mallopt(M_ARENA_MAX, 2);

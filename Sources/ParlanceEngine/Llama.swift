@@ -64,6 +64,8 @@ public enum LlamaLog {
 /// Process-wide memory habits for the daemon (see `pl_tune_malloc`).
 public enum ProcessMemory {
     public static func tune() { pl_tune_malloc() }
+    /// Returns freed heap memory to the system (after an unload).
+    public static func release() { pl_release_memory() }
 }
 
 /// A compute device in llama.cpp's backend registry.

@@ -31,6 +31,10 @@ void pl_log_forward(int level, const char *text);
 /// buffers then cost a map, page faults and an unmap each, slowing generation many times.)
 /// Call once, first thing. A no-op elsewhere.
 void pl_tune_malloc(void);
+/// Gives freed heap memory back to the system (glibc's malloc_trim): after a model is
+/// unloaded, buffers llama.cpp reallocated while it ran (logits rows of varying counts)
+/// would otherwise stay resident in the heap. A no-op elsewhere.
+void pl_release_memory(void);
 
 // MARK: model
 /// Loads a GGUF model, n_gpu_layers of its layers (the last ones) on the GPU devices llama.cpp found

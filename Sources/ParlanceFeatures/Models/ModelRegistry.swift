@@ -438,7 +438,11 @@ public final class ModelRegistry: Sendable {
     private func unloadTask(_ name: String, _ engine: Engine, reason: String) -> Task<Void, Never> {
         let held = Holder(engine)
         return Task.detached { [self] in
-            await onOwnThread("parlance-unload") { if let engine = held.take() { engine.unload() } }
+            await onOwnThread("parlance-unload") {
+                if let engine = held.take() { engine.unload() }
+                // The engine is gone: what its buffers freed goes back to the system.
+                ProcessMemory.release()
+            }
             slots.withLock { all in
                 if case .unloading = all[name]?.phase { all[name]?.phase = .unloaded }
             }
