@@ -32,8 +32,9 @@ public struct EngineConfig: Sendable {
     /// Receives the engine's warnings (a state file it could not write or read).
     public var onWarning: @Sendable (String) -> Void
     /// Speculative decoding drafted from the text, for requests that do not say
-    /// (`--speculative on|off`).
-    public var speculative: Bool = true
+    /// (`--speculative on|off`). Off by default for now: on a CPU with a small model a
+    /// verified token costs nearly a decoded one (see README), so it is opt-in.
+    public var speculative: Bool = false
     /// Logits rows reserved for drafted tokens per batch (each costs one vocabulary of
     /// floats in the compute buffer); 0 turns drafting off for every request.
     public var draftRows: Int = 32

@@ -84,9 +84,12 @@ final class SpeculativeTests: XCTestCase {
     /// request and no cell held by one.
     func testNoCellLeaksUnderRejectionCancellationAndConcurrency() throws {
         let d = try Self.daemon()
-        func rewrite(_ i: Int, tokens: Int = 48) -> Int {
+        // Deterministic drafts depend on the tokens only (never on the step cost model), so
+        // the repeated rewrites draft whatever this machine's speed.
+        func rewrite(_ i: Int, tokens: Int = 48, deterministic: Bool = false) -> Int {
             d.start("compose/variations", ["text": .string(Self.selection), "tones": ["casual"], "maxTokens": .int(tokens),
-                                           "seed": .int(i), "temperature": 0.9, "ephemeral": true, "workDoneToken": .string("w\(i)")])
+                                           "seed": .int(i), "temperature": 0.9, "ephemeral": true, "workDoneToken": .string("w\(i)"),
+                                           "speculative": true, "deterministic": .bool(deterministic)])
         }
         // Cancelled once the text streams (drafts are then in flight).
         for i in 0..<3 {
@@ -100,7 +103,7 @@ final class SpeculativeTests: XCTestCase {
         for id in together { XCTAssertNotNil(d.response(id)?.result, "rewrite \(id)") }
         var drafted = 0
         for i in 0..<4 {
-            let r = d.response(rewrite(50 + i))?.result
+            let r = d.response(rewrite(50 + i, deterministic: true))?.result
             drafted += r?["usage"]?["draftTokens"]?.intValue ?? 0
         }
         XCTAssertGreaterThan(drafted, 0, "repeated rewrites drafted nothing")
