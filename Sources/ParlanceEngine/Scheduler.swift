@@ -366,32 +366,42 @@ final class Scheduler: @unchecked Sendable {
                 finished.insert(j.id)
                 continue
             }
-            guard let sampler = j.sampler else { continue }
-            let tok = sampler.sample(ctx, index: idx)
-            if tok < 0 {
-                release(j)
-                settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
-                finished.insert(j.id)
-                continue
-            }
-            sampler.accept(tok)
-            if j.firstToken == nil { j.firstToken = now }
-            if model.isEndOfGeneration(tok) {
-                finish(j, .stop, now: now)
-                finished.insert(j.id)
-                continue
-            }
-            j.generated.append(tok)
-            let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
-            if !delta.isEmpty { j.continuation.yield(.text(delta)) }
-            if j.generated.count >= j.request.maxTokens {
-                finish(j, .length, now: now)
-                finished.insert(j.id)
-            } else {
-                j.pending = tok
-            }
+            let (tok, ended) = emitNext(j, index: idx, now: now, finished: &finished)
+            if !ended, let tok { j.pending = tok }
         }
         if !finished.isEmpty { active.removeAll { finished.contains($0.id) } }
+    }
+
+    /// Samples the job's next token from the logits at batch `index` and emits it: the
+    /// sampler takes it, its text streams, and the job finishes on an end-of-generation
+    /// token, at `maxTokens`, or (an error) when the grammar admits nothing. The token
+    /// emitted (nil when none was), and whether the job has ended.
+    private func emitNext(_ j: Job, index: Int32, now: ContinuousClock.Instant, finished: inout Set<UInt64>) -> (Token?, ended: Bool) {
+        guard let sampler = j.sampler else { return (nil, true) }
+        let tok = sampler.sample(ctx, index: index)
+        if tok < 0 {
+            release(j)
+            settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
+            finished.insert(j.id)
+            return (nil, true)
+        }
+        sampler.accept(tok)
+        if j.firstToken == nil { j.firstToken = now }
+        if model.isEndOfGeneration(tok) {
+            finish(j, .stop, now: now)
+            finished.insert(j.id)
+            return (nil, true)
+        }
+        j.generated.append(tok)
+        j.index?.append(tok)
+        let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
+        if !delta.isEmpty { j.continuation.yield(.text(delta)) }
+        if j.generated.count >= j.request.maxTokens {
+            finish(j, .length, now: now)
+            finished.insert(j.id)
+            return (tok, true)
+        }
+        return (tok, false)
     }
 
     /// A generating sequence after the decode: its pending token and any draft are in the
@@ -409,32 +419,11 @@ final class Scheduler: @unchecked Sendable {
         var taken = 0
         let indices = [e.logitsIndex!] + e.draftIndices
         for i in 0...draft.count {
-            guard let sampler = j.sampler else { break }
-            let tok = sampler.sample(ctx, index: indices[i])
-            if tok < 0 {
-                release(j)
-                settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
-                finished.insert(j.id)
-                break
-            }
-            sampler.accept(tok)
-            if j.firstToken == nil { j.firstToken = now }
-            if model.isEndOfGeneration(tok) {
-                finish(j, .stop, now: now)
-                finished.insert(j.id)
-                break
-            }
-            j.generated.append(tok)
-            j.index?.append(tok)
-            let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
-            if !delta.isEmpty { j.continuation.yield(.text(delta)) }
+            let (emitted, ended) = emitNext(j, index: indices[i], now: now, finished: &finished)
+            guard let tok = emitted else { break }
             let agrees = i < draft.count && tok == draft[i]
             if agrees { taken += 1 }
-            if j.generated.count >= j.request.maxTokens {
-                finish(j, .length, now: now)
-                finished.insert(j.id)
-                break
-            }
+            if ended { break }
             if !agrees {
                 j.pending = tok
                 break
