@@ -7,10 +7,11 @@
 //   ParlanceSchema → ParlanceProtocol          every method's params/result types
 //   ParlanceHash → ParlanceDocuments                        transcripts: parse, chunk, language, retrieval
 //   ParlanceJSON → ParlanceRemote              an OpenAI-compatible server's API (remote engines)
+//   JSONRPC → ParlanceMCP                      MCP's words; an MCP server as a child process (sessions' tools)
 //   ParlanceFeatures                           one file per method family
 //   ParlanceLSP                                the standard LSP surface: editor buffers, rewrite code actions
 //   ParlanceServer                             lifecycle, the one registration list, dispatch
-//   ParlanceCLI                                flags, --help/man/completions, commands over an in-process server
+//   ParlanceCLI                                flags, --help/man/completions, commands and `parlance mcp` over an in-process server
 //   ParlanceClient                             drives a daemon over pipes (tests, bench)
 //   parlance, parlance-bench                   executables
 import PackageDescription
@@ -43,11 +44,13 @@ let package = Package(
         .target(name: "ParlanceDocuments", dependencies: ["ParlanceHash"], swiftSettings: swiftSettings),
         // An OpenAI-compatible server's API over Foundation's URLSession (remote engines).
         .target(name: "ParlanceRemote", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
+        // The Model Context Protocol's words, and an MCP server run as a child process (sessions' tools).
+        .target(name: "ParlanceMCP", dependencies: ["ParlanceJSON", "JSONRPC"], swiftSettings: swiftSettings),
 
         // MARK: Features and server
         .target(
             name: "ParlanceFeatures",
-            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "ParlanceRemote", "JSONRPC"],
+            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "ParlanceRemote", "ParlanceMCP", "JSONRPC"],
             swiftSettings: swiftSettings),
         .target(
             name: "ParlanceLSP",
@@ -61,7 +64,7 @@ let package = Package(
         // MARK: Command line: the daemon's flags, and one-off commands through an in-process server
         .target(
             name: "ParlanceCLI",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "ParlanceSchema", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
 
         // MARK: Client (tests, benchmark, and anyone driving the daemon from Swift)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suites `make test` runs after `swift test`, against the real daemon and model:
 #   1. the protocol conformance suite (protocol/conformance, pytest + jsonschema), then the
-#      tests under tests/ (pytest: lifecycle over pipes, README examples, …),
+#      tests under tests/ (pytest: lifecycle over pipes, README examples, …), then the MCP
+#      tests (tests/mcp, with the official MCP SDK and real MCP servers),
 #   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node, Python tools),
 #      and the Python client's own tests against the package pip installs,
 #   3. the editors' tests (every executable editors/*/test.sh),
@@ -50,7 +51,16 @@ fi
 
 # 1b. tests/ (pytest): the daemon's lifecycle over pipes, the README's shell examples run as
 #     written, and the other tests kept there. Each test uses its own throwaway directories.
-step "tests/ (pytest)" 1800 python3 -m pytest "$ROOT/tests" -q -p no:cacheprovider
+step "tests/ (pytest)" 1800 python3 -m pytest "$ROOT/tests" -q -p no:cacheprovider --ignore="$ROOT/tests/mcp"
+
+# 1c. MCP both ways (tests/mcp), in the MCP environment (scripts/setup-mcp.sh: the official
+#     SDK, mcp-server-time, mcp-server-git): `parlance mcp` driven by the SDK's client, and
+#     sessions calling real MCP servers and a stand-in that fails on purpose.
+if MCP_ENV=$("$ROOT/scripts/setup-mcp.sh"); then
+  step "MCP (tests/mcp)" 1800 "$MCP_ENV/bin/python" -m pytest "$ROOT/tests/mcp" -q -p no:cacheprovider --rootdir "$ROOT/tests"
+else
+  echo "── MCP (tests/mcp): FAILED (scripts/setup-mcp.sh)"; failed+=("MCP setup")
+fi
 
 # 2. Examples: each must run to the end and print what it promises.
 example_ndjson() {

@@ -25,12 +25,19 @@ public final class Outgoing: Sendable {
     private let state = Mutex(State())  // guards the id counter, the waiters and the closed flag
     private let send: @Sendable (JSONValue) -> Void
     private let prefix: String
+    private let cancelNotice: @Sendable (RequestID) -> Message
+
+    /// LSP's cancellation: `$/cancelRequest {id}`.
+    public static let lspCancel: @Sendable (RequestID) -> Message = { .notification(method: "$/cancelRequest", params: .object(["id": $0.json])) }
 
     /// `prefix` makes our ids recognisable in logs ("parlance-3"); they are strings so they
-    /// never look like the client's own (usually integer) ids.
-    public init(prefix: String = "parlance-", send: @escaping @Sendable (JSONValue) -> Void) {
+    /// never look like the client's own (usually integer) ids. `cancelNotice` is the
+    /// notification telling the other side a request was abandoned (MCP's differs from LSP's).
+    public init(prefix: String = "parlance-", cancelNotice: @escaping @Sendable (RequestID) -> Message = Outgoing.lspCancel,
+                send: @escaping @Sendable (JSONValue) -> Void) {
         self.prefix = prefix
         self.send = send
+        self.cancelNotice = cancelNotice
     }
 
     public func notify(_ method: String, _ params: JSONValue?) {
@@ -39,7 +46,7 @@ public final class Outgoing: Sendable {
 
     /// Sends a request and waits for its answer: the result, or the client's error as a
     /// `ResponseError`, or `Failure`. Cancelling the waiting task sends `$/cancelRequest`
-    /// for it and throws `CancellationError`; a late answer is then ignored.
+    /// for it (`cancelNotice`) and throws `CancellationError`; a late answer is then ignored.
     public func request(_ method: String, _ params: JSONValue?, timeout: Duration? = nil) async throws -> JSONValue {
         let id = state.withLock { s -> RequestID? in
             if s.closed { return nil }
@@ -101,7 +108,7 @@ public final class Outgoing: Sendable {
 
     private func cancel(_ id: RequestID) {
         if finish(id, .failure(CancellationError())) {
-            notify("$/cancelRequest", .object(["id": id.json]))
+            send(cancelNotice(id).json)
         }
     }
 

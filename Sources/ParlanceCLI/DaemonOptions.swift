@@ -1,6 +1,7 @@
 import Foundation
 import ParlanceEngine
 import ParlanceFeatures
+import ParlanceMCP
 import ParlanceServer
 
 /// A usage error: the message, then exit 2.
@@ -10,6 +11,41 @@ public struct UsageError: Error, CustomStringConvertible, Sendable {
     init(_ message: String, command: String? = nil) {
         description = message
         self.command = command
+    }
+}
+
+/// `--mcp-server NAME=COMMAND [ARGS...]`: one value, split at spaces; single or double
+/// quotes keep spaces inside an argument.
+enum MCPServerFlag {
+    static func parse(_ v: String) -> Result<MCPServerSpec, UsageError> {
+        guard let eq = v.firstIndex(of: "=") else { return .failure(UsageError("--mcp-server must be NAME=COMMAND [ARGS...], got '\(v)'")) }
+        let name = String(v[..<eq])
+        guard name.range(of: MCPServerNames.pattern, options: .regularExpression) != nil else {
+            return .failure(UsageError("--mcp-server '\(name)': \(MCPServerNames.rule)"))
+        }
+        var words: [String] = []
+        var word = ""
+        var quote: Character? = nil
+        var inWord = false
+        for c in v[v.index(after: eq)...] {
+            if let q = quote {
+                if c == q { quote = nil } else { word.append(c) }
+            } else if c == "'" || c == "\"" {
+                quote = c
+                inWord = true
+            } else if c == " " || c == "\t" {
+                if inWord { words.append(word) }
+                word = ""
+                inWord = false
+            } else {
+                word.append(c)
+                inWord = true
+            }
+        }
+        if quote != nil { return .failure(UsageError("--mcp-server \(name): an unclosed quote in '\(v)'")) }
+        if inWord { words.append(word) }
+        guard let command = words.first else { return .failure(UsageError("--mcp-server \(name) needs a COMMAND after '='")) }
+        return .success(MCPServerSpec(name: name, command: command, args: Array(words.dropFirst())))
     }
 }
 
@@ -51,6 +87,7 @@ public struct DaemonSettings: Sendable {
     var services = ServiceOptions(cacheDirectory: "", dataDirectory: "", historyEnabled: true)
     var registry = RegistryBuilder()
     var flagModels: [(name: String?, path: String)] = []
+    var mcpServers: [MCPServerSpec] = []
     var configPath: String? = nil
     var explicit: Set<String> = []
     var maxMessage = 16 << 20
@@ -134,6 +171,11 @@ public struct DaemonSettings: Sendable {
                 guard v == "on" || v == "off" else { throw UsageError("--speculative must be on or off, got '\(v)'") }
                 d.engine.speculative = v == "on"
             },
+            Flag("--mcp-server", "NAME=COMMAND [ARGS...]", "an MCP server sessions may use (session/create mcpServers, tools named NAME/tool): COMMAND and its arguments in one value, split at spaces (quote an argument with spaces); started on first use; repeatable; over the config file's mcpServers") { d, v in
+                let spec = try MCPServerFlag.parse(v).get()
+                d.mcpServers.removeAll { $0.name == spec.name }
+                d.mcpServers.append(spec)
+            },
             Flag("--max-message-bytes", "N", "largest accepted message (default 16777216)") { $0.maxMessage = try integer("--max-message-bytes", $1, 1024...(1 << 30)) },
             Flag("--log-level", "LEVEL", .choices(["debug", "info", "warning", "error", "off"]), "debug|info|warning|error|off (default warning; env PARLANCE_LOG_LEVEL)") { d, v in
                 guard let l = LogLevel(name: v) else { throw UsageError("unknown log level '\(v)'") }
@@ -194,6 +236,8 @@ public struct DaemonSettings: Sendable {
             let path = configPath ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
             let file = try path.map { try ConfigFile.load(path: $0) }
             let models = try registry.build(file: file, base: engine, explicit: explicit, fallback: search.path, fallbackSearch: search.tried)
+            services.mcpServers = (file?.mcpServerSpecs ?? []).filter { s in !mcpServers.contains { $0.name == s.name } } + mcpServers
+            services.version = Server.version
             return ServerOptions(models: models, maxMessageBytes: maxMessage, services: services)
         } catch {
             throw UsageError("\(error)")

@@ -1,6 +1,7 @@
 import JSONRPC
 import ParlanceJSON
 import ParlanceEngine
+import ParlanceMCP
 import ParlanceProtocol
 import Synchronization
 
@@ -16,15 +17,18 @@ public final class Services: Sendable {
     public let client: Outgoing
     /// What the client said it can do in `initialize`.
     public let peer = PeerCapabilities()
+    /// MCP servers whose tools sessions may call.
+    public let mcp: MCPServers
 
     public init(models: ModelRegistry, options: ServiceOptions, client: Outgoing = Outgoing(send: { _ in }),
-                warn: @escaping @Sendable (String) -> Void = { _ in }) {
+                warn: @escaping @Sendable (String) -> Void = { _ in }, info: @escaping @Sendable (String) -> Void = { _ in }) {
         self.models = models
         self.client = client
         self.options = options
         documents = DocumentStore(maxBytes: options.documentCacheBytes)
         analysisCache = AnalysisCache(directory: options.cacheDirectory.isEmpty ? nil : options.cacheDirectory + "/analysis",
                                       maxBytes: options.analysisCacheBytes, onWarning: warn)
+        mcp = MCPServers(specs: options.mcpServers, idleSeconds: options.mcpIdleSeconds, version: options.version, log: info)
         composeHistory = ComposeHistory(directory: options.historyEnabled && !options.dataDirectory.isEmpty ? options.dataDirectory + "/history" : nil, onWarning: warn)
     }
 }
@@ -45,6 +49,12 @@ public struct ServiceOptions: Sendable {
     public var historyEnabled: Bool
     public var documentCacheBytes: Int
     public var analysisCacheBytes: Int
+    /// MCP servers sessions may use (`--mcp-server`, the config file's `mcpServers`).
+    public var mcpServers: [MCPServerSpec] = []
+    /// An MCP server idle this long is stopped (0: never); its next use starts it again.
+    public var mcpIdleSeconds: Double = 300
+    /// Parlance's version, as MCP servers are told it.
+    public var version = "0"
     public init(cacheDirectory: String, dataDirectory: String, historyEnabled: Bool,
                 documentCacheBytes: Int = 256 << 20, analysisCacheBytes: Int = 32 << 20) {
         self.cacheDirectory = cacheDirectory

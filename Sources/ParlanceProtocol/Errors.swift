@@ -27,8 +27,9 @@ public struct ProtocolError: Sendable, Hashable {
 
     /// Generation failed: `data.error` is `exceededContextWindowSize` (with token counts),
     /// `decodingFailure`, `concurrentRequests` (queue full), `unsupportedLanguageOrLocale` or
-    /// `toolCallFailed` (the client did not answer a `tool/call`: `tool`, `callId`,
-    /// `arguments`, `reason`, `timeoutMs`, and the calls made so far in `toolCalls`).
+    /// `toolCallFailed` (the client did not answer a `tool/call`, or an MCP server failed a
+    /// call: `tool`, `callId`, `arguments`, `reason`, `timeoutMs`, for MCP `server` and
+    /// `message`, and the calls made so far in `toolCalls`).
     public static let generationFailed = ProtocolError(
         code: -32010, name: "generationFailed", meaning: "The model could not produce the result; data.error names the case.",
         data: ["type": "object", "properties": [
@@ -36,7 +37,9 @@ public struct ProtocolError: Sendable, Hashable {
             "promptTokens": ["type": "integer"], "maxTokens": ["type": "integer"], "contextSize": ["type": "integer"],
             "language": ["type": "string"], "supportedLanguages": ["type": "array", "items": ["type": "string"]],
             "queueCapacity": ["type": "integer"], "detail": ["type": "string"],
-            "tool": ["type": "string"], "callId": ["type": "string"], "arguments": [:], "reason": ["type": "string", "enum": ["timedOut", "disconnected"]],
+            "tool": ["type": "string"], "callId": ["type": "string"], "arguments": [:],
+            "reason": ["type": "string", "enum": ["timedOut", "disconnected", "serverExited", "malformedOutput", "protocolError", "notFound", "couldNotStart"]],
+            "server": ["type": "string"], "message": ["type": "string"],
             "timeoutMs": ["type": "integer"], "toolCalls": ["type": "array"]], "required": ["error"]])
 
     /// A remote model's server failed the call: `data.error` is `remoteUnavailable` (no
@@ -58,7 +61,17 @@ public struct ProtocolError: Sendable, Hashable {
         code: -32004, name: "notFound", meaning: "The uri, session or entry named in params does not exist.",
         data: ["type": "object", "properties": ["error": ["const": "notFound"], "kind": ["type": "string"], "id": ["type": "string"]], "required": ["error", "kind", "id"]])
 
-    public static let all: [ProtocolError] = [modelUnavailable, generationFailed, remoteFailed, notFound]
+    /// An MCP server a session names could not be used (started, initialized, listed):
+    /// `data.server`, `data.reason` (`notFound`: no such command; `couldNotStart`,
+    /// `serverExited`, `timedOut`, `malformedOutput`, `protocolError`) and `data.message`.
+    public static let mcpServerFailed = ProtocolError(
+        code: -32012, name: "mcpServerFailed", meaning: "An MCP server the session uses could not be started or listed; data.reason says why.",
+        data: ["type": "object", "properties": [
+            "error": ["const": "mcpServerFailed"], "server": ["type": "string"], "command": ["type": "string"],
+            "reason": ["type": "string", "enum": ["notFound", "couldNotStart", "serverExited", "timedOut", "malformedOutput", "protocolError"]],
+            "message": ["type": "string"]], "required": ["error", "server", "reason", "message"]])
+
+    public static let all: [ProtocolError] = [modelUnavailable, generationFailed, remoteFailed, notFound, mcpServerFailed]
 
     /// The generic codes every method may answer, for the spec.
     public static let standard: [(code: Int, name: String, meaning: String)] = [

@@ -7,12 +7,13 @@ import ParlanceSchema
 public enum SessionCreate: RPCMethod {
     public static let name = "session/create"
     public static let summary = "Create a session with instructions and default model options."
-    public static let errors: [ProtocolError] = [.modelUnavailable]
+    public static let errors: [ProtocolError] = [.modelUnavailable, .mcpServerFailed]
     public struct Params: Codable, Sendable, Schematic {
         public var instructions: String?
         public var options: GenerationOptions?
         public var trimming: Trimming?
         public var tools: [ToolDefinition]?
+        public var mcpServers: [String]?
         public var toolChoice: ToolChoice?
         public var maxToolCalls: Int?
         public var toolTimeoutMs: Int?
@@ -24,7 +25,8 @@ public enum SessionCreate: RPCMethod {
         public static let schemaHints: [String: SchemaHint] = [
             "instructions": SchemaHint(description: "System instructions kept for the session's lifetime.", maxLength: 20000),
             "trimming": SchemaHint(description: "When the context fills: fail with exceededContextWindowSize (none, default) or drop the oldest turns, keeping the instructions (dropOldest)."),
-            "tools": SchemaHint(description: "Tools the client runs (tool/call); needs capabilities.tools in initialize. Fixed for the session's lifetime.", maxItems: 32),
+            "tools": SchemaHint(description: "Tools the client runs (tool/call; needs capabilities.tools in initialize), and MCP servers' tools named server/tool (name only: the server's description and schema are used). Fixed for the session's lifetime.", maxItems: 32),
+            "mcpServers": SchemaHint(description: "MCP servers (by their --mcp-server or config-file name) all of whose tools the session may call, as server/tool. Each is started on first use; one that cannot start fails session/create with mcpServerFailed.", maxItems: 16),
             "model": SchemaHint(description: SchemaHint.model.description! + " The session keeps it for its lifetime (its history is that model's tokens)."),
         ].merging(ToolSettings.schemaHints) { a, _ in a }
     }

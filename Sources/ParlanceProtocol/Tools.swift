@@ -14,15 +14,22 @@ public struct ToolDefinition: Codable, Sendable, Hashable, Schematic {
         self.description = description
         self.parameters = parameters
     }
-    public static let namePattern = "^[A-Za-z0-9_-]{1,64}$"
+    /// A client's tool (letters, digits, '_', '-'), or an MCP server's as `server/tool`.
+    public static let namePattern = "^[A-Za-z0-9_-]{1,64}(/[A-Za-z0-9_.-]{1,128})?$"
     public static let schemaHints: [String: SchemaHint] = [
-        "name": SchemaHint(description: "Unique within the session; letters, digits, '_' and '-'.", maxLength: 64, pattern: namePattern),
+        "name": SchemaHint(description: "Unique within the session; letters, digits, '_' and '-'. server/tool names a tool of an MCP server (mcp/list).", maxLength: 193, pattern: namePattern),
         "description": SchemaHint(description: "What the tool does and when to call it, for the model.", maxLength: 2000),
         "parameters": SchemaHint(description: "JSON Schema of the arguments: type object, from the subset session/respond's schema supports."),
     ]
 
     /// The arguments' schema as given, or the empty object.
     public var argumentsSchema: JSONValue { parameters ?? ["type": "object", "properties": .object(JSONObject())] }
+
+    /// For `server/tool`, the MCP server's name and its tool's; nil for a client's tool.
+    public var mcpName: (server: String, tool: String)? {
+        guard let slash = name.firstIndex(of: "/") else { return nil }
+        return (String(name[..<slash]), String(name[name.index(after: slash)...]))
+    }
 }
 
 /// Which calls the model may make: `auto` (call or answer), `none` (answer only),
@@ -147,6 +154,11 @@ public struct ToolCallRecord: Codable, Sendable, Hashable, Schematic {
 public struct ToolCallError: Codable, Sendable, Hashable, Schematic {
     public var code: Int
     public var message: String
+    /// The code of an MCP tool's result marked `isError` (not a JSON-RPC error: the tool ran and failed).
+    public static let mcpToolError = -32000
+    public static let schemaHints: [String: SchemaHint] = [
+        "code": SchemaHint(description: "The client's JSON-RPC error code; -32000 for an MCP tool's result marked isError; -32602 for arguments the tool's schema refuses."),
+    ]
     public init(code: Int, message: String) {
         self.code = code
         self.message = message

@@ -54,6 +54,7 @@ enum Registry {
         r.on(SessionReset.self, ordered: true, Sessions.reset)
         r.on(SessionClose.self, ordered: true, Sessions.close)
         r.clientMethod(ToolCall.self)
+        r.on(MCPList.self, MCPHandlers.list)
 
         // Documents
         r.on(DocumentOpen.self, ordered: true, DocumentHandlers.open)

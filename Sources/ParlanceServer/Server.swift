@@ -38,7 +38,7 @@ public final class Server: Sendable {
         self.log = log
         let models = ModelRegistry(settings: options.models, log: { [log] in log.info($0) })
         services = Services(models: models, options: options.services, client: Outgoing(send: { [connection] in connection.send($0) }),
-                            warn: { [log] in log.warning($0) })
+                            warn: { [log] in log.warning($0) }, info: { [log] in log.info($0) })
         lifecycle = Lifecycle(maxMessageBytes: options.maxMessageBytes)
         var router = Registry.router(lifecycle, lsp)
         extraRoutes(&router)
@@ -101,6 +101,7 @@ public final class Server: Sendable {
             await lifecycle.drain()
         }
         services.client.close()
+        await services.mcp.stopAll()
         services.models.shutdown()
         return code
     }

@@ -15,6 +15,7 @@ var modelsOnly = false
 var remoteOnly = false
 var cliOnly = false
 var speculativeOnly = false
+var mcpOnly = false
 while !args.isEmpty {
     let a = args.removeFirst()
     if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
@@ -25,6 +26,7 @@ while !args.isEmpty {
     else if a == "--remote-only" { remoteOnly = true }
     else if a == "--cli-only" { cliOnly = true }
     else if a == "--speculative-only" { speculativeOnly = true }
+    else if a == "--mcp-only" { mcpOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -79,6 +81,11 @@ if remoteOnly {
 // `--speculative-only`: only speculative decoding, side by side with llama-server's n-gram modes.
 if speculativeOnly {
     print(try speculativeBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
+    exit(0)
+}
+// `--mcp-only`: only one MCP tool call's overhead against the same call through tool/call.
+if mcpOnly {
+    print(try mcpBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
     exit(0)
 }
 // `--cli-only`: only the command line's first-token figures.
@@ -264,6 +271,8 @@ let cli = try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: th
 log("remote: the same completion straight to llama-server and through Parlance")
 let remote: JSONValue = try llamaServer.map { try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: $0, threads: threads) }
     ?? ["skipped": "PARLANCE_LLAMA_SERVER not set"]
+log("MCP: one tool call to an MCP server against the same call through tool/call")
+let mcpCalls = try mcpBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
 _ = d.call("shutdown")
 d.notify("exit")
@@ -298,6 +307,7 @@ let out: JSONValue = [
     "models": models,
     "remote": remote,
     "cli": cli,
+    "mcp": mcpCalls,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
     "targets": [
         "decode>=97%SameConfig": .bool(oneStream / referenceSameConfig.decodeTokensPerSecond >= 0.97), "prompt>=90%": .bool(ppRatio >= 0.90),
@@ -318,6 +328,7 @@ let out: JSONValue = [
         "lspDidChange1MB<=1ms": lsp["targets"]?["didChange1MB<=1ms"] ?? false,
         "initialize<=50ms": models["targets"]?["initialize<=50ms"] ?? false,
         "remoteAddedFirstToken<=10ms": remote["targets"]?["addedFirstToken<=10ms"] ?? false,
+        "mcpOverhead<=5ms": mcpCalls["targets"]?["mcpOverhead<=5ms"] ?? false,
         "remoteThroughput>=97%": remote["targets"]?["throughput>=97%"] ?? false,
         "cliAskFirstToken<=1.1xStdio": cli["targets"]?["askCli<=1.1xStdio"] ?? false,
         "cliRewriteFirstToken<=1.1xStdio": cli["targets"]?["rewriteCli<=1.1xStdio"] ?? false,

@@ -179,6 +179,17 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r == {}, r
 
 
+@case("mcp/list")
+def _(ctx: CaseContext) -> Params:
+    return {"start": True}
+
+
+@check("mcp/list")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    # The conformance daemon configures no MCP server: the list is empty, and starting none is no error.
+    assert r == {"servers": []}, r
+
+
 # == Model ============================================================================
 
 @case("model/status")

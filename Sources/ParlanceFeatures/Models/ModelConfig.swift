@@ -1,6 +1,7 @@
 import Foundation
 import ParlanceEngine
 import ParlanceJSON
+import ParlanceMCP
 import ParlanceRemote
 import ParlanceSchema
 
@@ -19,6 +20,27 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     public var keepAlive: Double?
     public var maxLoadedModels: Int?
     public var maxModelBytes: Int?
+    /// MCP servers sessions may use, in the shape MCP hosts' config files use.
+    public var mcpServers: [String: MCPServerEntry]?
+
+    public struct MCPServerEntry: Codable, Sendable, Schematic {
+        public var command: String
+        public var args: [String]?
+        public var env: [String: String]?
+        public static let schemaHints: [String: SchemaHint] = [
+            "command": SchemaHint(description: "The server's executable: a path, or a name looked up on PATH.", minLength: 1),
+            "args": SchemaHint(description: "Its arguments."),
+            "env": SchemaHint(description: "Environment variables set for it, over the daemon's."),
+        ]
+    }
+
+    /// The file's MCP servers, by name.
+    public var mcpServerSpecs: [MCPServerSpec] {
+        (mcpServers ?? [:]).keys.sorted().map { n in
+            let e = mcpServers![n]!
+            return MCPServerSpec(name: n, command: e.command, args: e.args ?? [], env: e.env ?? [:])
+        }
+    }
 
     public struct ModelEntry: Codable, Sendable, Schematic {
         /// A GGUF file; or `openai:URL#served-model`, like `url`.
@@ -83,6 +105,9 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         var file: ConfigFile
         do { file = try value.decode(ConfigFile.self) } catch { throw Problem(description: "config file \(path): \(error)") }
         let dir = (path as NSString).deletingLastPathComponent
+        for name in (file.mcpServers ?? [:]).keys where name.range(of: MCPServerNames.pattern, options: .regularExpression) == nil {
+            throw Problem(description: "config file \(path): mcpServers.\(name): \(MCPServerNames.rule)")
+        }
         for (name, m) in file.models ?? [:] {
             guard (m.path == nil) != (m.url == nil) else {
                 throw Problem(description: "config file \(path): models.\(name) needs exactly one of path (a GGUF file) and url (a remote server)")
@@ -117,6 +142,12 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         }
         return c
     }
+}
+
+/// What an MCP server may be called: the part before `/` in a session's `server/tool`.
+public enum MCPServerNames {
+    public static let pattern = "^[A-Za-z0-9_-]{1,64}$"
+    public static let rule = "an MCP server's name is 1 to 64 letters, digits, '_' or '-'"
 }
 
 /// Builds the registry from the config file and the command line.

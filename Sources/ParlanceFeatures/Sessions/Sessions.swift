@@ -132,7 +132,7 @@ public actor SessionStore {
 
 public enum Sessions {
     public static func create(_ p: SessionCreate.Params, _ ctx: RequestContext) async throws -> SessionCreate.Result {
-        let tools = p.tools ?? []
+        let tools = try await ToolSources.resolve(p.tools ?? [], mcpServers: p.mcpServers ?? [], ctx)
         try ToolLoop.validate(tools: tools, settings: p.toolSettings, runsTools: ctx.services.peer.runsTools, answer: nil)
         return .init(sessionId: await ctx.services.sessions.create(model: try ctx.modelName(), instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none,
                                                                     tools: tools, toolSettings: p.toolSettings))

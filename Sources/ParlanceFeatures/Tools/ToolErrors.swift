@@ -8,7 +8,7 @@ extension ToolLoop {
     /// -32602 for tools from a client that cannot run them, duplicate names, parameters the
     /// grammar cannot express, or a toolChoice the tools do not allow.
     static func validate(tools: [ToolDefinition], settings: ToolSettings, runsTools: Bool, answer: JSONValue?) throws {
-        if !tools.isEmpty && !runsTools {
+        if tools.contains(where: { $0.mcpName == nil }) && !runsTools {
             throw ResponseError.invalidParams(
                 "this client did not declare that it runs tools: send capabilities.tools = true in initialize to create a session with tools",
                 data: ["error": "toolsNotSupportedByClient", "path": "/tools"])
@@ -47,17 +47,18 @@ extension ToolLoop {
         }
     }
 
-    /// The client did not answer in time, or the connection closed: -32010 toolCallFailed.
-    static func failed(_ r: ToolCallRecord, _ f: Outgoing.Failure, timeoutMs: Int, before: [ToolCallRecord]) -> ResponseError {
-        let (reason, message): (String, String)
-        switch f {
-        case .timedOut: (reason, message) = ("timedOut", "the client did not answer tool/call \(r.name) (\(r.callId)) within \(timeoutMs) ms")
-        case .closed: (reason, message) = ("disconnected", "the connection closed before the client answered tool/call \(r.name) (\(r.callId))")
-        }
-        return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), message, data: [
+    /// The call could not be completed (the client did not answer in time, the connection
+    /// closed, an MCP server failed): -32010 toolCallFailed.
+    static func failed(_ r: ToolCallRecord, _ f: ToolProvider.Fault, timeoutMs: Int, before: [ToolCallRecord]) -> ResponseError {
+        var data: JSONObject = [
             "error": "toolCallFailed", "tool": .string(r.name), "callId": .string(r.callId), "arguments": r.arguments,
-            "reason": .string(reason), "timeoutMs": .int(timeoutMs), "toolCalls": (try? JSONValue(encoding: before)) ?? .array([]),
-        ])
+            "reason": .string(f.reason), "timeoutMs": .int(timeoutMs), "toolCalls": (try? JSONValue(encoding: before)) ?? .array([]),
+        ]
+        if let server = f.server {
+            data["server"] = .string(server)
+            data["message"] = .string(f.message)
+        }
+        return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), f.message, data: .object(data))
     }
 
     /// -32800 with what the turn had produced: the partial text, the calls made, and the

@@ -184,8 +184,9 @@ struct ToolLoop {
                      provenance: options.provenance(engine), toolCalls: records, steps: steps)
     }
 
-    /// Sends one `tool/call` and waits for the client. An error answer is the call's
-    /// outcome (the model is told); no answer in time, or a closed connection, ends the turn.
+    /// Runs one call through its tool's provider (the client's `tool/call`, or an MCP
+    /// server). An error answer is the call's outcome (the model is told); no answer in
+    /// time, a closed connection or a failed MCP server ends the turn.
     func invoke(_ call: ToolCallFormat.ParsedCall, callId: String, before: [ToolCallRecord]) async throws -> ToolCallRecord {
         var r = ToolCallRecord(callId: callId, name: call.name, arguments: call.arguments)
         if let tool = tools.first(where: { $0.name == call.name }) {
@@ -200,17 +201,13 @@ struct ToolLoop {
         }
         ctx.progress(.init(kind: .report, message: "calling \(call.name)", phase: .toolCall, toolCall: .init(r, state: .started)))
         let start = ContinuousClock.now
-        let params = try JSONValue(encoding: ToolCall.Params(sessionId: sessionId, callId: callId, name: call.name, arguments: call.arguments))
+        let provider = tools.first { $0.name == call.name }.map(ToolProvider.init) ?? .client
         do {
-            let answer = try await ctx.services.client.request(ToolCall.name, params, timeout: .milliseconds(timeoutMs))
-            if let content = answer["content"] {
-                r.output = content
-            } else {
-                r.error = ToolCallError(code: ErrorCode.invalidParams.rawValue, message: "the client's answer to tool/call has no content: \(answer.serialized().prefix(200))")
+            switch try await provider.run(r, sessionId: sessionId, timeoutMs: timeoutMs, ctx: ctx) {
+            case .output(let content): r.output = content
+            case .failed(let error): r.error = error
             }
-        } catch let e as ResponseError {
-            r.error = ToolCallError(code: e.code.rawValue, message: e.message)
-        } catch let f as Outgoing.Failure {
+        } catch let f as ToolProvider.Fault {
             throw Self.failed(r, f, timeoutMs: timeoutMs, before: before)
         }
         r.ms = Self.milliseconds(since: start)
