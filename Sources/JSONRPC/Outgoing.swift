@@ -26,6 +26,8 @@ public final class Outgoing: Sendable {
     private let send: @Sendable (JSONValue) -> Void
     private let prefix: String
     private let cancelNotice: @Sendable (RequestID) -> Message
+    /// Requests sent that a cancel notice may follow (sent, and cancellable).
+    private let notices = Mutex<Set<RequestID>>([])  // guards the ids of sent, cancellable requests
 
     /// LSP's cancellation: `$/cancelRequest {id}`.
     public static let lspCancel: @Sendable (RequestID) -> Message = { .notification(method: "$/cancelRequest", params: .object(["id": $0.json])) }
@@ -47,7 +49,8 @@ public final class Outgoing: Sendable {
     /// Sends a request and waits for its answer: the result, or the client's error as a
     /// `ResponseError`, or `Failure`. Cancelling the waiting task sends `$/cancelRequest`
     /// for it (`cancelNotice`) and throws `CancellationError`; a late answer is then ignored.
-    public func request(_ method: String, _ params: JSONValue?, timeout: Duration? = nil) async throws -> JSONValue {
+    /// `cancellable: false`: never followed by a cancel notice (MCP's `initialize`).
+    public func request(_ method: String, _ params: JSONValue?, timeout: Duration? = nil, cancellable: Bool = true) async throws -> JSONValue {
         let id = state.withLock { s -> RequestID? in
             if s.closed { return nil }
             defer { s.next += 1 }
@@ -64,6 +67,7 @@ public final class Outgoing: Sendable {
         defer {
             timer?.cancel()
             state.withLock { _ = $0.expired.removeValue(forKey: id) }
+            notices.withLock { _ = $0.remove(id) }
         }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<JSONValue, any Error>, Never>) in
@@ -75,6 +79,7 @@ public final class Outgoing: Sendable {
                 }
                 if let failure = registered { return c.resume(returning: .failure(failure)) }
                 if Task.isCancelled { return cancel(id) }
+                if cancellable { notices.withLock { _ = $0.insert(id) } }
                 send(Message.request(id: id, method: method, params: params).json)
             }
         } onCancel: {
@@ -107,20 +112,22 @@ public final class Outgoing: Sendable {
     public var pendingCount: Int { state.withLock { $0.waiting.count } }
 
     private func cancel(_ id: RequestID) {
-        if finish(id, .failure(CancellationError())) {
+        if finish(id, .failure(CancellationError())), notices.withLock({ $0.remove(id) != nil }) {
             send(cancelNotice(id).json)
         }
     }
 
-    /// A timeout: the waiting request fails, or, when its waiter is not registered yet,
-    /// the registration will.
+    /// A timeout: the waiting request fails (and the other side is told it was abandoned,
+    /// `cancelNotice`), or, when its waiter is not registered yet, the registration will.
     private func expire(_ id: RequestID, _ failure: Failure) {
         let waiter = state.withLock { s -> CheckedContinuation<Result<JSONValue, any Error>, Never>? in
             if let w = s.waiting.removeValue(forKey: id) { return w.resume }
             s.expired[id] = failure
             return nil
         }
-        waiter?.resume(returning: .failure(failure))
+        guard let waiter else { return }
+        waiter.resume(returning: .failure(failure))
+        if notices.withLock({ $0.remove(id) != nil }) { send(cancelNotice(id).json) }
     }
 
     @discardableResult

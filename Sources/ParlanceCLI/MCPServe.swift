@@ -58,13 +58,15 @@ final class MCPServe: Sendable {
     /// Reads messages until end of input; each request runs in its own task, so a long
     /// call never holds up `ping` or a cancellation.
     func loop() async {
-        await withTaskGroup(of: Void.self) { group in
+        await withDiscardingTaskGroup { group in
             for await (incoming, permit) in connection.incoming() {
                 permit.release()
                 switch incoming {
                 case .json(let v, _):
                     switch Message.decode(v) {
                     case .success(.request(let id, let method, let params)):
+                        // Active before the next message is read: a cancellation right behind it finds it.
+                        state.withLock { _ = $0.active.insert(id) }
                         group.addTask { await self.answer(id, method, params ?? .object(JSONObject())) }
                     case .success(.notification(let method, let params)):
                         notification(method, params)
@@ -99,7 +101,6 @@ final class MCPServe: Sendable {
     }
 
     func answer(_ id: RequestID, _ method: String, _ params: JSONValue) async {
-        state.withLock { _ = $0.active.insert(id) }
         let result: Result<JSONValue, ResponseError>
         switch method {
         case MCPWire.initialize: result = .success(initialize(params))
@@ -244,7 +245,7 @@ final class MCPServe: Sendable {
                     o["path"] = nil
                     o["uri"] = .string(try await open(path: path))
                     if o["title"] == nil { o["title"] = .string((path as NSString).lastPathComponent) }
-                } else if let uri = o["uri"]?.stringValue { try await openIfFile(uri) }
+                } else if let uri = o["uri"]?.stringValue { o["uri"] = .string(try await openIfFile(uri)) }
                 docs.append(.object(o))
             }
             p["documents"] = .array(docs)
@@ -262,7 +263,7 @@ final class MCPServe: Sendable {
             }
         } else if let uri = p["uri"]?.stringValue {
             if tool.name == "rewrite" { throw InputError("rewrite takes text or path, not uri") }
-            try await openIfFile(uri)
+            p["uri"] = .string(try await openIfFile(uri))
         }
         return p
     }
@@ -280,9 +281,10 @@ final class MCPServe: Sendable {
         }
     }
 
-    func openIfFile(_ uri: String) async throws {
-        guard state.withLock({ $0.opened[uri] == nil }), let url = URL(string: uri), url.isFileURL else { return }
-        _ = try await open(path: url.path)
+    /// A file:// URI not opened yet is opened; the uri the document has (the file's, standardized).
+    func openIfFile(_ uri: String) async throws -> String {
+        guard state.withLock({ $0.opened[uri] == nil }), let url = URL(string: uri), url.isFileURL else { return uri }
+        return try await open(path: url.path)
     }
 
     // MARK: resources

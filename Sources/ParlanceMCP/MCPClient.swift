@@ -83,6 +83,7 @@ public final class MCPClient: Sendable {
         var readerDone = false
         var serverInfo: JSONValue = .null
         var protocolVersion = ""
+        var stopped = false
     }
     private let state = Mutex(State())  // guards the first fault seen, the exit status, the reader's end and the handshake's answer
 
@@ -102,7 +103,7 @@ public final class MCPClient: Sendable {
             let answer = try await client.request(MCPWire.initialize, [
                 "protocolVersion": .string(MCPWire.latest), "capabilities": ["roots": ["listChanged": false]],
                 "clientInfo": ["name": "parlance", "version": .string(clientVersion)],
-            ], timeout: timeout)
+            ], timeout: timeout, cancellable: false)
             guard let version = answer["protocolVersion"]?.stringValue, MCPWire.versions.contains(version) else {
                 throw MCPFault.protocolError(method: MCPWire.initialize,
                                              detail: "protocolVersion \(answer["protocolVersion"]?.serialized() ?? "missing") is none of \(MCPWire.versions.joined(separator: ", "))")
@@ -138,7 +139,9 @@ public final class MCPClient: Sendable {
     public func listTools(timeout: Duration) async throws -> [MCPTool] {
         var tools: [MCPTool] = []
         var cursor: JSONValue? = nil
+        var pages = 0
         repeat {
+            pages += 1
             let page = try await request(MCPWire.toolsList, cursor.map { ["cursor": $0] } ?? JSONObject(), timeout: timeout)
             guard let list = page["tools"]?.arrayValue else {
                 throw MCPFault.protocolError(method: MCPWire.toolsList, detail: "no tools array in \(page.serialized().prefix(160))")
@@ -151,7 +154,10 @@ public final class MCPClient: Sendable {
                                      inputSchema: t["inputSchema"] ?? ["type": "object", "properties": .object(JSONObject())]))
             }
             cursor = page["nextCursor"].flatMap { $0 == .null ? nil : $0 }
-        } while cursor != nil && tools.count < 10_000
+            if cursor != nil && pages >= 100 {
+                throw MCPFault.protocolError(method: MCPWire.toolsList, detail: "more than 100 pages of tools")
+            }
+        } while cursor != nil
         return tools
     }
 
@@ -166,9 +172,9 @@ public final class MCPClient: Sendable {
     }
 
     /// A request; transport failures become the fault behind them.
-    func request(_ method: String, _ params: JSONObject, timeout: Duration) async throws -> JSONValue {
+    func request(_ method: String, _ params: JSONObject, timeout: Duration, cancellable: Bool = true) async throws -> JSONValue {
         do {
-            return try await outgoing.request(method, .object(params), timeout: timeout)
+            return try await outgoing.request(method, .object(params), timeout: timeout, cancellable: cancellable)
         } catch let f as Outgoing.Failure {
             switch f {
             case .timedOut(_, let ms): throw MCPFault.timedOut(method: method, milliseconds: ms)
@@ -218,7 +224,7 @@ public final class MCPClient: Sendable {
                         case MCPWire.rootsList: reply = .response(id: id, result: ["roots": []])
                         default: reply = .errorResponse(id: id, error: ResponseError(.methodNotFound, "parlance does not serve \(method)"))
                         }
-                        connection.send(reply.json, framing: .ndjson)
+                        if !state.withLock({ $0.stopped }) { connection.send(reply.json, framing: .ndjson) }
                     case .notification(let method, let params):
                         if method == MCPWire.toolsListChanged { onToolsChanged() }
                         if method == MCPWire.message { log("mcp \(name): \(params?["data"]?.stringValue ?? params?.serialized() ?? "")") }
@@ -230,8 +236,10 @@ public final class MCPClient: Sendable {
 
     private func fail(_ fault: MCPFault, log: @Sendable (String) -> Void) {
         log("mcp \(spec.name): \(fault); stopping it")
-        state.withLock { if $0.fault == nil { $0.fault = fault } }
-        kill(pid, SIGKILL)
+        state.withLock {
+            if $0.fault == nil { $0.fault = fault }
+            if $0.exitStatus == nil { kill(-pid, SIGKILL) }  // its process group: children holding the pipe too
+        }
     }
 
     /// Reaps the process when it exits and records how.
@@ -248,21 +256,38 @@ public final class MCPClient: Sendable {
     /// Stops the server as MCP's stdio transport says: close its input, wait, then SIGTERM,
     /// then SIGKILL (two seconds each).
     public func stop() async {
+        let first = state.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return !s.stopped
+        }
+        guard first else { return }
         outgoing.close()
         connection.closeOutput()
         for (signal, wait) in [(Int32(0), 2.0), (SIGTERM, 2.0), (SIGKILL, 5.0)] {
-            if signal != 0 { kill(pid, signal) }
-            if await exited(within: wait) { return }
+            if signal != 0 { state.withLock { if $0.exitStatus == nil { kill(-pid, signal) } } }
+            if await exited(within: wait) { break }
         }
+        // The reader has seen end of file once the group is gone; its descriptor can go.
+        if await readerDone(within: 2) { close(connection.input) }
+    }
+
+    private func readerDone(within seconds: Double) async -> Bool {
+        await Self.poll(seconds) { self.state.withLock { $0.readerDone } }
     }
 
     /// True once the process is reaped, waiting at most `seconds`.
     private func exited(within seconds: Double) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while state.withLock({ $0.exitStatus == nil }) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return state.withLock { $0.exitStatus != nil }
+        await Self.poll(seconds) { self.state.withLock { $0.exitStatus != nil } }
+    }
+
+    /// Waits until `done` or `seconds` pass, in a task of its own: a cancelled caller
+    /// (its sleeps return at once) must not spin.
+    private static func poll(_ seconds: Double, _ done: @escaping @Sendable () -> Bool) async -> Bool {
+        await Task.detached {
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while !done() && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+            return done()
+        }.value
     }
 
     public var exitStatus: String? { state.withLock { $0.exitStatus } }
@@ -284,8 +309,9 @@ public final class MCPClient: Sendable {
         throw MCPFault.notFound(command: spec.command, searched: dirs)
     }
 
-    /// posix_spawn with the child's stdin and stdout on pipes, stderr shared, and the
-    /// signals the daemon ignores (SIGPIPE, SIGINT, SIGTERM) back to their defaults.
+    /// posix_spawn with the child's stdin and stdout on pipes, stderr shared, the signals
+    /// the daemon ignores (SIGPIPE, SIGINT, SIGTERM) back to their defaults, in a process
+    /// group of its own.
     static func spawn(_ path: String, _ spec: MCPServerSpec) throws -> (pid_t, Int32, Int32) {
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         // Close-on-exec: no other child spawned meanwhile keeps these pipes open.
@@ -314,7 +340,9 @@ public final class MCPClient: Sendable {
         var none = sigset_t()
         sigemptyset(&none)
         posix_spawnattr_setsigmask(&attr, &none)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // Its own process group, so stopping it stops what it started (npx, uvx, a shell).
+        posix_spawnattr_setpgroup(&attr, 0)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
         var env = ProcessInfo.processInfo.environment
         for (k, v) in spec.env { env[k] = v }
         let argv = ([path] + spec.args).map { strdup($0) } + [nil]

@@ -52,6 +52,10 @@ public actor MCPServers {
         do {
             let c = try await task.value
             starting[name] = nil
+            if closed {
+                await c.stop()
+                throw MCPFault.couldNotStart(command: name, detail: "the daemon is stopping")
+            }
             running[name] = c
             tools[name] = nil
             lastFault[name] = nil
@@ -124,6 +128,7 @@ public actor MCPServers {
     public func stopAll() async {
         closed = true
         idleTimers.values.forEach { $0.cancel() }
+        for t in starting.values { _ = try? await t.value }  // each start sees `closed` and stops what it started
         let all = running.values
         running = [:]
         await withTaskGroup(of: Void.self) { g in

@@ -45,10 +45,19 @@ enum ToolSources {
             }
             out.append(ToolDefinition(name: t.name, description: t.description ?? m.description, parameters: t.parameters ?? modelSchema(m.inputSchema)))
         }
-        for server in mcpServers {
+        for (i, server) in mcpServers.enumerated() {
             for m in try await list(server) where !out.contains(where: { $0.name == server + "/" + m.name }) {
-                out.append(ToolDefinition(name: server + "/" + m.name, description: m.description, parameters: modelSchema(m.inputSchema)))
+                let name = server + "/" + m.name
+                guard name.range(of: ToolDefinition.namePattern, options: .regularExpression) != nil else {
+                    throw ResponseError.invalidParams("MCP server '\(server)' has a tool whose name Parlance cannot use: '\(m.name)' (letters, digits, '_', '-', '.'; at most 128)",
+                                                      data: ["error": "invalidToolName", "path": .string("/mcpServers/\(i)"), "tool": .string(m.name)])
+                }
+                out.append(ToolDefinition(name: name, description: m.description, parameters: modelSchema(m.inputSchema)))
             }
+        }
+        if out.count > maxTools {
+            throw ResponseError.invalidParams("the session would have \(out.count) tools, more than \(maxTools): name the tools it needs (tools: [{\"name\": \"server/tool\"}]) instead of whole servers",
+                                              data: ["error": "tooManyTools", "path": "/mcpServers", "count": .int(out.count), "maxTools": .int(maxTools)])
         }
         return out
     }
@@ -56,14 +65,21 @@ enum ToolSources {
     /// A server's input schema without the keywords that only annotate (`title`, `$schema`,
     /// `examples`, `default`): the grammar and the validator read the rest, and the server
     /// still checks its own schema.
+    static let maxTools = 32
+
     static func modelSchema(_ s: JSONValue) -> JSONValue {
         switch s {
         case .object(let o):
             var out = JSONObject()
             for (k, v) in o {
                 if ["title", "$schema", "examples", "default", "$comment"].contains(k) { continue }
-                // `properties` maps names to schemas: its keys are names, never keywords.
-                if k == "properties", case .object(let props) = v {
+                // Values, not schemas: kept as they are.
+                if k == "enum" || k == "const" {
+                    out[k] = v
+                    continue
+                }
+                // These map names to schemas: their keys are names, never keywords.
+                if ["properties", "patternProperties", "$defs", "definitions"].contains(k), case .object(let props) = v {
                     var p = JSONObject()
                     for (name, schema) in props { p[name] = modelSchema(schema) }
                     out[k] = .object(p)
