@@ -57,7 +57,7 @@ final class StormAndSoakTests: XCTestCase {
     /// method's result schema from the daemon's own `rpc.discover`. `make soak` runs 2,000
     /// requests after the warm-up; the test command runs a shorter form.
     func testSoak() throws {
-        let total = ProcessInfo.processInfo.environment["PARLANCE_SOAK"] == "full" ? 2000 : 300
+        let total = ProcessInfo.processInfo.environment["PARLANCE_SOAK"] == "full" ? 2000 : 120
         let documentLimit = 64 << 10, analysisLimit = 16 << 10
         let d = try DaemonProcess(args: ["--document-cache-bytes", String(documentLimit), "--analysis-cache-bytes", String(analysisLimit)])
         _ = d.initialize()

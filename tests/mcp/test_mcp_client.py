@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,8 +49,8 @@ class Session:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("mcp-client")
-    repo = tmp / "notes"
-    repo.mkdir()
+    # A short path: the model copies it into the call's arguments.
+    repo = Path(tempfile.mkdtemp(prefix="notes-", dir="/tmp"))
     git = ["git", "-C", str(repo), "-c", "user.name=Hannah", "-c", "user.email=hannah@example.org"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "hives.md").write_text("Two hives on the print shop roof.\n")
@@ -58,7 +60,8 @@ def env(tmp_path_factory) -> dict:
     e.update({"PARLANCE_CACHE_DIR": str(tmp / "cache"), "PARLANCE_DATA_DIR": str(tmp / "data"),
               "XDG_CONFIG_HOME": str(tmp / "config"), "PARLANCE_LOG_LEVEL": "info", "STANDIN_LOG": str(tmp / "standin.log")})
     e.pop("PARLANCE_LOG_FILE", None)
-    return {"env": e, "tmp": tmp, "repo": repo}
+    yield {"env": e, "tmp": tmp, "repo": repo}
+    shutil.rmtree(repo, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +85,9 @@ def create(s: Session, **params) -> str:
     return s.result("session/create", params)["sessionId"]
 
 
-def respond(s: Session, sid: str, prompt: str, **extra) -> dict:
+def respond(s: Session, sid: str, prompt: str, max_tokens: int = 48, **extra) -> dict:
     return s.call("session/respond", {"sessionId": sid, "prompt": prompt,
-                                      "options": {"maxTokens": 48, "temperature": 0, "seed": 7}, **extra})
+                                      "options": {"maxTokens": max_tokens, "temperature": 0, "seed": 7}, **extra})
 
 
 def test_mcp_list_shows_each_server_and_its_tools(s):
@@ -100,7 +103,8 @@ def test_mcp_list_shows_each_server_and_its_tools(s):
 
 def test_time_in_tokyo_through_mcp_server_time(s):
     sid = create(s, instructions="Answer with the tool's output.", mcpServers=["time"])
-    r = respond(s, sid, "What time is it in Tokyo? (IANA time zone Asia/Tokyo)", toolChoice={"name": "time/get_current_time"})
+    # The 135M model needs the IANA name spelled out to write it as the argument.
+    r = respond(s, sid, 'What time is it in Tokyo? Call the tool with timezone "Asia/Tokyo".', toolChoice={"name": "time/get_current_time"})
     assert "result" in r, r
     call = r["result"]["toolCalls"][0]
     assert call["name"] == "time/get_current_time"
@@ -111,17 +115,19 @@ def test_time_in_tokyo_through_mcp_server_time(s):
     assert r["result"]["text"], r
     # The answer is the model's, after the tool's output: it quotes the date or the time.
     day, clock = out["datetime"][:10], out["datetime"][11:16]
-    assert day in r["result"]["text"] or clock in r["result"]["text"] or "Tokyo" in r["result"]["text"], r["result"]["text"]
+    assert day in r["result"]["text"] and clock in r["result"]["text"], r["result"]["text"]
 
 
 def test_last_commit_message_through_mcp_server_git(s, env):
-    sid = create(s, tools=[{"name": "git/git_log"}])
-    r = respond(s, sid, f"What is the last commit's message in the git repository at {env['repo']}? Give repo_path {env['repo']} and max_count 1.",
-                toolChoice={"name": "git/git_log"})
+    sid = create(s, instructions="Answer with the commit message.", tools=[{"name": "git/git_log"}])
+    r = respond(s, sid, f'What is the last commit\'s message? Call the tool with repo_path "{env["repo"]}".', toolChoice={"name": "git/git_log"})
     assert "result" in r, r
     call = r["result"]["toolCalls"][0]
     assert call["arguments"]["repo_path"] == str(env["repo"]), call
     assert "Add the rooftop hive notes" in call["output"], call
+    # The 135M model's answer copies the log's first lines (commit, author, date) and stops
+    # before the message: the message is asserted in the call's output, which the session shows.
+    assert "Commit" in r["result"]["text"], r["result"]["text"]
 
 
 def test_faults_are_typed_and_the_session_goes_on(s, env):

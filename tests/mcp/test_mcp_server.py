@@ -110,7 +110,7 @@ def test_summarize_ask_rewrite_resources_and_prompts(daemon_env):
             assert [p for p, _, _ in progress] == sorted(p for p, _, _ in progress), progress
             assert any(l.data and "summarize" in str(l.data) for l in logs), logs
 
-            a = await c.call_tool("ask", {"path": str(SRT), "question": "In which year did Tomasz start keeping bees?", "maxTokens": 48, "seed": 2})
+            a = await c.call_tool("ask", {"path": str(SRT), "question": "In which year did Tomasz start keeping bees?", "maxTokens": 64, "seed": 2})
             assert not a.is_error, text_of(a)
             cites = a.structured_content["citations"]
             assert cites and all(x["start"] is not None for x in cites), a.structured_content
@@ -178,6 +178,6 @@ def test_a_cancelled_call_stops_and_the_server_goes_on(daemon_env):
                 tg.start_soon(long_call)
                 await started.wait()
                 tg.cancel_scope.cancel()
-            again = await c.call_tool("ask", {"path": str(SRT), "question": "Where are the hives?", "maxTokens": 32, "seed": 4})
+            again = await c.call_tool("ask", {"path": str(SRT), "question": "Where are the hives?", "maxTokens": 64, "seed": 4})
             assert not again.is_error, text_of(again)
     run(main)
