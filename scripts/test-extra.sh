@@ -6,7 +6,7 @@
 #   2. the protocol examples (protocol/examples: shell/NDJSON, Python, Node, Python tools),
 #      and the Python client's own tests against the package pip installs,
 #   3. the editors' tests (every executable editors/*/test.sh),
-#   4. each libFuzzer target for FUZZ_SECONDS (default 60; `make fuzz` runs longer).
+#   4. each libFuzzer target for FUZZ_SECONDS (default 30; `make fuzz` runs 300).
 # Uses $PARLANCE_BIN, else .build/release/parlance. Runs every step, then exits non-zero
 # if any failed. Extra arguments are passed to pytest (e.g. -k compose, -x).
 set -uo pipefail
@@ -115,7 +115,7 @@ done
 
 # 4. Fuzzing: the framing/JSON-RPC decoder, the transcript parsers and the schema→grammar
 # converter, each for FUZZ_SECONDS under ASan; any crash fails the step.
-step "fuzz (${FUZZ_SECONDS:-60} s per target)" 1800 "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}"
+step "fuzz (${FUZZ_SECONDS:-30} s per target)" 1800 "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test-extra: FAILED: ${failed[*]}" >&2

@@ -216,9 +216,9 @@ final class MCPServe: Sendable {
     func progressReporter(_ token: JSONValue) -> @Sendable (ParlanceProtocol.Progress.Value) -> Void {
         let last = Mutex<(n: Double, said: String)>((0, ""))  // guards the count and the last message sent
         return { [self] v in
-            let what = [v.phase?.rawValue, v.message].compactMap { $0 }.joined(separator: ": ")
-            let said = what + (v.percentage.map { " \($0)%" } ?? "")
-            guard v.delta == nil || v.kind != .report, !said.isEmpty || v.kind != .report else { return }
+            let what = v.message ?? v.phase?.rawValue ?? (v.kind == .end ? "done" : "started")
+            let said = what + (v.percentage.map { ", \($0)%" } ?? "")
+            guard v.delta == nil || v.kind != .report else { return }
             let n = last.withLock { l -> Double? in
                 if l.said == said && v.kind == .report { return nil }
                 l.said = said
@@ -226,8 +226,7 @@ final class MCPServe: Sendable {
                 return l.n
             }
             guard let n else { return }
-            var p = JSONObject([("progressToken", token), ("progress", .double(n))])
-            if !said.isEmpty { p["message"] = .string(said) }
+            let p = JSONObject([("progressToken", token), ("progress", .double(n)), ("message", .string(said))])
             send(.notification(method: MCPWire.progress, params: .object(p)))
         }
     }
