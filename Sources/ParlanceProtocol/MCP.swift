@@ -6,7 +6,6 @@ import ParlanceSchema
 public enum MCPList: RPCMethod {
     public static let name = "mcp/list"
     public static let summary = "The MCP servers sessions may use (--mcp-server, the config file's mcpServers): each one's state and, once started, its tools."
-    public static let errors: [ProtocolError] = [.mcpServerFailed]
     public struct Params: Codable, Sendable, Schematic {
         public var start: Bool?
         public init(start: Bool? = nil) { self.start = start }

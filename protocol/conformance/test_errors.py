@@ -44,6 +44,19 @@ def remotedown(spawn: Spawn) -> ParlanceClient:
     return spawn(*REMOTE_DOWN)
 
 
+# An MCP server whose command does not exist.
+MCP_MISSING = ("--mcp-server", "missing=parlance-conformance-no-such-mcp-server --stdio")
+
+
+def provoke_mcp_server_failed(d: ParlanceClient, spec: Dict[str, Any]) -> None:
+    e = expect_error(d, "session/create", {"mcpServers": ["missing"]})
+    check_error(spec, e, -32012, "mcpServerFailed")
+    assert e.data["reason"] == "notFound" and e.data["server"] == "missing", e.data
+    assert "parlance-conformance-no-such-mcp-server" in e.message, e.message
+    listed = d.request("mcp/list")["servers"]
+    assert listed[0]["name"] == "missing" and listed[0]["state"] == "failed" and listed[0]["reason"] == "notFound", listed
+
+
 # == One provoker per documented code =================================================
 
 PROVOKERS: Dict[int, Callable[[ParlanceClient, Spawn, Dict[str, Any]], None]] = {}
@@ -200,6 +213,15 @@ def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
     e = expect_error(d, "analysis/summarize", {"text": support.SAMPLE_TEXT})
     check_error(spec, e, -32011, "remoteUnavailable")
     assert e.data["model"] == "down" and e.data["endpoint"] == "127.0.0.1:1" and e.data["attempts"] >= 1, e.data
+    alive(d)
+    d.close()
+
+
+@provokes(-32012)
+def _(c: ParlanceClient, spawn: Spawn, spec: Dict[str, Any]) -> None:
+    # A session naming an MCP server that cannot start: mcpServerFailed with the reason; the daemon stays up.
+    d = spawn(*MCP_MISSING)
+    provoke_mcp_server_failed(d, spec)
     alive(d)
     d.close()
 
@@ -416,7 +438,7 @@ def method_error_pairs() -> List[tuple]:
 
 @pytest.mark.parametrize("method,code", method_error_pairs())
 def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: ParlanceClient, remotedown: ParlanceClient,
-                      spec: Dict[str, Any], request: pytest.FixtureRequest) -> None:
+                      spawn: Spawn, spec: Dict[str, Any], request: pytest.FixtureRequest) -> None:
     if (method, code) in UNPROVOKABLE:
         pytest.skip(UNPROVOKABLE[(method, code)])
     if (method, code) in KNOWN_MISMATCHES:
@@ -441,6 +463,10 @@ def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: P
         p, kind = provoke_generation_failed(method, m, client, spec)
         e = expect_error(client, method, p)
         check_error(spec, e, -32010, kind)
+    elif code == -32012 and method == "session/create":
+        d = spawn(*MCP_MISSING)
+        provoke_mcp_server_failed(d, spec)
+        d.close()
     else:
         pytest.fail(f"no generic provoker for code {code} on {method}: extend test_method_error")
     alive(client)
