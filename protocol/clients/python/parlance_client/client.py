@@ -72,6 +72,7 @@ ERROR_NAMES: Dict[int, str] = {
     -32001: "modelUnavailable",
     -32010: "generationFailed",
     -32011: "remoteFailed",
+    -32012: "mcpServerFailed",
     -32004: "notFound",
 }
 """Every error code Parlance answers, by name (see protocol/README.md, "Errors")."""
