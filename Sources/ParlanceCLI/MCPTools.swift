@@ -37,10 +37,10 @@ struct MCPToolSpec: Sendable {
         return .object(o)
     }
 
-    static let analyses: [(kind: String, method: any RPCMethod.Type)] = [
-        ("tags", AnalyzeTags.self), ("entities", AnalyzeEntities.self), ("highlights", AnalyzeHighlights.self),
-        ("content", AnalyzeContent.self), ("worthIt", AnalyzeWorthIt.self),
-    ]
+    /// The command line's analyses, each named as its method is (`worthIt` for `analysis/worthIt`).
+    static let analyses: [(kind: String, method: any RPCMethod.Type)] = Command.analyses.map {
+        (String($0.method.name.split(separator: "/").last!), $0.method)
+    }
 
     static let document = " Give the document as path (a file), uri (a document already open, or a file:// URI) or text."
 
