@@ -73,9 +73,8 @@ extension Scheduler {
     }
 
     private func fits(_ plan: Plan) -> Bool {
-        let running = active.map { Int($0.seq) }
         let committed = active.reduce(0) { $0 + remainingNeed($1) }
-        return kv.held(by: running) + plan.pinned + committed + plan.need <= kv.capacity
+        return kv.heldByRunning + plan.pinned + committed + plan.need <= kv.capacity
     }
 
     /// Where the prompt's longest cached prefix is, without changing anything.
@@ -119,6 +118,7 @@ extension Scheduler {
     private func start(_ job: Job, _ plan: Plan) {
         let (seq, reuse) = place(job, plan)
         slots[seq].job = job
+        kv.setRunning(seq, true)
         slots[seq].priority = job.request.cachePriority
         job.seq = Int32(seq)
         job.nPast = reuse

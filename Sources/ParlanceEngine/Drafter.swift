@@ -111,34 +111,37 @@ public struct DraftPolicy: Sendable {
 /// tokens, fitted over small batches (generation steps). Drafts are added to a step only
 /// while the tokens they are expected to yield outweigh the time they add, so a batch of
 /// many generating sequences is not slowed by drafts for one of them.
+///
+/// Nothing is assumed before it is measured: until steps of two sizes have been timed, a
+/// draft is verified only `probe` tokens long, which times a second size. (A prior share
+/// per token was tried first: right for a GPU, far too cheap for a CPU, where a token in a
+/// small batch costs most of a step, so early drafts slowed free text.)
 public struct StepCost: Sendable {
     /// Moving average of decode seconds per batch size (1…64).
     private var seconds: [Double] = Array(repeating: 0, count: 65)
-    /// Before two batch sizes are measured: a token costs this share of a one-token step
-    /// (a CPU decoding a small batch is bound by reading the weights, not by the tokens).
-    static let priorPerTokenShare = 0.08
+    /// The line through those averages, refitted when one changes.
+    public private(set) var model: (fixed: Double, perToken: Double)?
+    /// Draft tokens verified while the cost of a token is unknown.
+    public static let probe = 2
 
     public init() {}
 
     public mutating func record(tokens: Int, seconds s: Double) {
         guard tokens >= 1, tokens <= 64, s > 0 else { return }
         seconds[tokens] = seconds[tokens] == 0 ? s : 0.8 * seconds[tokens] + 0.2 * s
+        model = StepCost.fit(seconds)
     }
 
-    /// (fixed, perToken) seconds; nil before any step is measured.
-    public var model: (fixed: Double, perToken: Double)? {
-        let points = seconds.indices.filter { seconds[$0] > 0 }.map { (Double($0), seconds[$0]) }
-        guard let first = points.first else { return nil }
-        if points.count == 1 {
-            let perToken = first.1 * StepCost.priorPerTokenShare / (1 + StepCost.priorPerTokenShare * (first.0 - 1))
-            return (max(0, first.1 - perToken * first.0), perToken)
+    /// Least squares over the measured sizes; nil before two sizes are measured.
+    private static func fit(_ seconds: [Double]) -> (fixed: Double, perToken: Double)? {
+        var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
+        for (x, y) in seconds.enumerated() where y > 0 {
+            let x = Double(x)
+            n += 1; sx += x; sy += y; sxx += x * x; sxy += x * y
         }
-        let n = Double(points.count)
-        let mx = points.reduce(0) { $0 + $1.0 } / n
-        let my = points.reduce(0) { $0 + $1.1 } / n
-        let sxx = points.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
-        let sxy = points.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
-        let perToken = max(my * 0.005, sxy / sxx)
+        guard n >= 2 else { return nil }
+        let mx = sx / n, my = sy / n
+        let perToken = max(my * 0.005, (sxy - n * mx * my) / (sxx - n * mx * mx))
         return (max(0, my - perToken * mx), perToken)
     }
 
@@ -148,7 +151,7 @@ public struct StepCost: Sendable {
     /// (0 when no length raises it).
     public func length(available: Int, p: Double, tokens: Int, yield: Double) -> Int {
         guard available > 0 else { return 0 }
-        guard let (a, b) = model else { return available }
+        guard let (a, b) = model else { return min(available, StepCost.probe) }
         let base = yield / (a + b * Double(tokens))
         var best = 0
         var bestRate = base

@@ -32,9 +32,9 @@ public struct EngineConfig: Sendable {
     /// Receives the engine's warnings (a state file it could not write or read).
     public var onWarning: @Sendable (String) -> Void
     /// Speculative decoding drafted from the text, for requests that do not say
-    /// (`--speculative on|off`). Off by default for now: on a CPU with a small model a
-    /// verified token costs nearly a decoded one (see README), so it is opt-in.
-    public var speculative: Bool = false
+    /// (`--speculative on|off`). On by default: the step cost model drafts only what it
+    /// expects to pay for itself on this machine (see `StepCost`).
+    public var speculative: Bool = true
     /// Logits rows reserved for drafted tokens per batch (each costs one vocabulary of
     /// floats in the compute buffer); 0 turns drafting off for every request.
     public var draftRows: Int = 32
@@ -200,8 +200,15 @@ public final class Engine: Sendable {
             sequences: sequences, maxActive: config.parallel, maxQueue: config.maxQueue,
             batchSize: config.batchSize, promptChunk: config.promptChunk, speculative: config.speculative,
             draftRows: config.draftRows, checkKV: config.checkKV), store: store, warn: config.onWarning)
-        let s = scheduler
-        let t = Thread { s.run() }
+        // The thread lets go of the scheduler before it says it has exited, so an unload
+        // that waited for it frees the context and the model when it drops the engine,
+        // before it reports the model unloaded (not whenever this thread gets to it).
+        let exited = scheduler.exited
+        let handoff = Handoff(scheduler)
+        let t = Thread {
+            handoff.take()?.run()
+            exited.signal()
+        }
         t.name = "parlance-engine"
         t.stackSize = 8 << 20
         t.start()
@@ -244,6 +251,13 @@ public final class Engine: Sendable {
     /// once the engine thread has left llama.cpp; the model's memory is freed when the last
     /// reference to the engine goes.
     public func unload() { scheduler.stopAndWait(timeout: 60, saving: true) }
+}
+
+/// The engine thread's one reference to its scheduler, taken once.
+private final class Handoff: Sendable {
+    private let scheduler: Mutex<Scheduler?>  // guards the reference until the thread takes it
+    init(_ s: Scheduler) { scheduler = Mutex(s) }
+    func take() -> Scheduler? { scheduler.withLock { s in defer { s = nil }; return s } }
 }
 
 final class IDCounter: Sendable {

@@ -124,14 +124,15 @@ final class Scheduler: @unchecked Sendable {
         signal()
     }
 
-    /// Signalled when the engine thread has left `run()` (and so left llama.cpp).
-    private let stopped = DispatchSemaphore(value: 0)
+    /// Signalled by the engine thread once it has left `run()` (and so llama.cpp) and let
+    /// go of the scheduler.
+    let exited = DispatchSemaphore(value: 0)
 
     /// Stops, then waits up to `timeout` seconds for the engine thread to leave llama.cpp,
     /// so a process that exits next never tears llama.cpp down under a running decode.
     func stopAndWait(timeout: Double, saving: Bool = false) {
         stop(saving: saving)
-        _ = stopped.wait(timeout: .now() + timeout)
+        _ = exited.wait(timeout: .now() + timeout)
     }
 
     var stats: EngineStats { inbox.withLock { $0.stats } }
@@ -166,7 +167,6 @@ final class Scheduler: @unchecked Sendable {
                         store?.save(seq: Int32(seq), tokens: slots[seq].tokens, ctx: ctx)
                     }
                 }
-                stopped.signal()
                 return
             }
             waiting += new
@@ -221,6 +221,7 @@ final class Scheduler: @unchecked Sendable {
         let s = Int(job.seq)
         tick += 1
         slots[s].job = nil
+        kv.setRunning(s, false)
         slots[s].lastUsed = tick
         job.sampler = nil
     }
@@ -486,6 +487,12 @@ final class Scheduler: @unchecked Sendable {
     /// The debug check tests turn on: every sequence's cells in the mirror, its tokens in
     /// the slot table and its positions in llama.cpp's memory agree.
     private func checkMirror() {
+        let running = kv.held(by: slots.indices.filter { slots[$0].job != nil })
+        if kv.heldByRunning != running {
+            let detail = "the mirror counts \(kv.heldByRunning) cells held by running requests, they hold \(running)"
+            warn("KV check failed: \(detail)")
+            fatalError("KV check failed: \(detail)")
+        }
         for s in slots.indices {
             let n = kv.count(s)
             let lo = ctx.minPosition(seq: Int32(s)), hi = ctx.maxPosition(seq: Int32(s))

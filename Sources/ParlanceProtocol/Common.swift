@@ -137,7 +137,7 @@ extension SchemaHint {
     public static let speculative = SchemaHint(description: """
         Speculative decoding drafted from the text: tokens the output is likely to copy (from the selection, the refined \
         variation, the document's segments, sibling variations) are verified several per decode step. The output is the \
-        same with it on or off; only the speed differs. Default: the daemon's --speculative (off). A remote engine gets \
+        same with it on or off; only the speed differs. Default: the daemon's --speculative (on). A remote engine gets \
         the server's own speculative settings, or none when false.
         """)
 

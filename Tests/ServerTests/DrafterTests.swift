@@ -63,7 +63,10 @@ final class DrafterTests: XCTestCase {
 
     func testCostModelDraftsOnlyWhatPaysForItself() throws {
         var c = StepCost()
-        XCTAssertEqual(c.length(available: 5, p: 0.5, tokens: 1, yield: 1), 5, "nothing measured yet: draft what there is")
+        XCTAssertEqual(c.length(available: 5, p: 0.5, tokens: 1, yield: 1), StepCost.probe, "nothing measured yet: a short probe")
+        c.record(tokens: 1, seconds: 0.010)
+        XCTAssertNil(c.model, "one size tells nothing of what a token costs")
+        XCTAssertEqual(c.length(available: 5, p: 0.9, tokens: 1, yield: 1), StepCost.probe, "still a probe")
         // A step of one token costs 10 ms; each more token 1 ms.
         for n in [1, 2, 4, 8, 16] { c.record(tokens: n, seconds: 0.010 + 0.001 * Double(n - 1)) }
         let m = try XCTUnwrap(c.model)

@@ -24,6 +24,38 @@ final class EngineUnitTests: XCTestCase {
         XCTAssertEqual(kv.used, 0)
     }
 
+    /// What admission reads while a request waits: kept as cells come and go, equal at every
+    /// turn to the distinct cells of the running sequences counted afresh.
+    func testCellsHeldByRunningSequencesAreKeptAsTheyChange() {
+        var kv = KVCells(capacity: 200, sequences: 4)
+        func check(_ running: [Int], _ line: UInt = #line) {
+            XCTAssertEqual(kv.heldByRunning, kv.held(by: running), line: line)
+        }
+        kv.append(0, 50)  // an idle cached prefix
+        check([])
+        kv.setRunning(1, true)
+        kv.copy(from: 0, to: 1, count: 40)  // a running request reuses 40 of it
+        check([1])
+        XCTAssertEqual(kv.heldByRunning, 40)
+        kv.append(1, 10)
+        kv.setRunning(2, true)
+        kv.copy(from: 1, to: 2, count: 45)  // a follower shares the leader's prefix
+        kv.append(2, 3)
+        check([1, 2])
+        XCTAssertEqual(kv.heldByRunning, 53)
+        kv.truncate(2, from: 41)  // rejected drafts
+        check([1, 2])
+        kv.setRunning(1, false)  // the leader finishes; its cells stay cached
+        check([2])
+        XCTAssertEqual(kv.heldByRunning, 41)
+        kv.truncate(0, from: 0)
+        kv.truncate(1, from: 0)
+        check([2])
+        kv.setRunning(2, false)
+        check([])
+        XCTAssertEqual(kv.heldByRunning, 0)
+    }
+
     func testTruncatingPastTheEndChangesNothing() {
         var kv = KVCells(capacity: 10, sequences: 1)
         kv.append(0, 4)
