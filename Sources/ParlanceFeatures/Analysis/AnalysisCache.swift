@@ -23,8 +23,8 @@ public actor AnalysisCache {
         if let directory { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) }
     }
 
-    public var byteCount: Int { bytes }
-    public var entryCount: Int { memory.count }
+    /// Entries and bytes held in memory, read in one hop (`model/status`).
+    public var usage: (entries: Int, bytes: Int) { (memory.count, bytes) }
 
     public func get<T: Decodable>(_ key: String) -> T? {
         let name = SHA256.hex(key)

@@ -48,7 +48,11 @@ public actor DocumentStore {
         return uris.compactMap { get($0) }
     }
 
-    public var byteCount: Int { bytes(except: nil) }
+    /// Open documents and their bytes, read in one hop and without parsing any
+    /// (`model/status`, which editors poll).
+    public var usage: (count: Int, bytes: Int) {
+        (docs.count + editors.keys.reduce(0) { $0 + (docs[$1] == nil ? 1 : 0) }, bytes(except: nil))
+    }
 
     private func bytes(except uri: String?) -> Int {
         docs.values.reduce(0) { $0 + ($1.uri == uri || editors[$1.uri] != nil ? 0 : $1.text.utf8.count) }

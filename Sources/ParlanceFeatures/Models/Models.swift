@@ -44,7 +44,7 @@ public enum Models {
         return .init(models: entries, defaultModel: registry.settings.defaultModel,
                      routes: registry.settings.routes.sorted { $0.key < $1.key }.map { .init(route: $0.key, model: $0.value) },
                      maxLoadedModels: registry.settings.maxLoadedModels, maxModelBytes: registry.settings.maxModelBytes,
-                     loadedBytes: registry.loadedBytes, residentBytes: ProcessMemory.residentBytes ?? 0, devices: devices())
+                     loadedBytes: registry.loadedBytes, residentBytes: ProcessMemory.residentBytes ?? 0, devices: machineReading().devices)
     }
 
     /// One model's status (default: the default model), without loading it; a remote
@@ -53,21 +53,23 @@ public enum Models {
         let name = name ?? s.models.settings.defaultModel
         var result = if checkRemote, let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
         result.caches = await caches(s)
-        result.residentBytes = ProcessMemory.residentBytes
-        result.devices = devices()
+        let machine = machineReading()
+        result.residentBytes = machine.residentBytes
+        result.devices = machine.devices
         return result
     }
 
-    /// The devices, read from llama.cpp at most every 250 ms: editors poll `model/status`,
-    /// and asking every backend for its free memory each time cost more than the rest of it.
-    static func devices() -> [ModelStatus.Device] {
+    /// The devices and the process's resident memory for `model/status`, read at most every
+    /// 250 ms: editors poll it, and asking every backend for its free memory and reading
+    /// /proc each time cost more than the rest of it. (`model/list` reads its resident bytes afresh.)
+    static func machineReading() -> (devices: [ModelStatus.Device], residentBytes: Int?) {
         let now = ContinuousClock.now
-        if let (at, list) = deviceCache.withLock({ $0 }), now - at < .milliseconds(250) { return list }
-        let list = readDevices()
-        deviceCache.withLock { $0 = (now, list) }
-        return list
+        if let (at, reading) = machineCache.withLock({ $0 }), now - at < .milliseconds(250) { return reading }
+        let reading = (readDevices(), ProcessMemory.residentBytes)
+        machineCache.withLock { $0 = (now, reading) }
+        return reading
     }
-    private static let deviceCache = Mutex<(ContinuousClock.Instant, [ModelStatus.Device])?>(nil)  // guards the last device reading
+    private static let machineCache = Mutex<(ContinuousClock.Instant, ([ModelStatus.Device], Int?))?>(nil)  // guards the last reading
 
     static func readDevices() -> [ModelStatus.Device] {
         ComputeDevice.all().map {
@@ -77,9 +79,10 @@ public enum Models {
     }
 
     static func caches(_ s: Services) async -> ModelStatus.CacheState {
-        .init(documents: await s.documents.all.count, documentBytes: await s.documents.byteCount, documentLimitBytes: s.documents.maxBytes,
-              analyses: await s.analysisCache.entryCount, analysisBytes: await s.analysisCache.byteCount,
-              analysisLimitBytes: s.analysisCache.maxBytes, sessions: await s.sessions.count)
+        let documents = await s.documents.usage, analyses = await s.analysisCache.usage
+        return .init(documents: documents.count, documentBytes: documents.bytes, documentLimitBytes: s.documents.maxBytes,
+                     analyses: analyses.entries, analysisBytes: analyses.bytes,
+                     analysisLimitBytes: s.analysisCache.maxBytes, sessions: await s.sessions.count)
     }
 
     static func fileBytes(_ path: String) -> Int? {
