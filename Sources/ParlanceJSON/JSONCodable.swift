@@ -47,12 +47,9 @@ extension JSONValue: Codable {
         }
     }
 
-    /// Encodes any Encodable value into a `JSONValue`.
+    /// Encodes any Encodable value into a `JSONValue`, members in the order encoded.
     public init(encoding value: some Encodable) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.withoutEscapingSlashes]
-        let data = try enc.encode(value)
-        self = try JSONParser.parse(data)
+        self = try JSONValueEncoder.encode(value)
     }
 
     /// Decodes this value into a typed Decodable value. Free-form `JSONValue` fields keep

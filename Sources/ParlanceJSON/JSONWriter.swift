@@ -52,24 +52,47 @@ extension JSONValue {
 
     static func escape(_ s: String, into out: inout String) {
         out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if u.value < 0x20 || u.value == 0x2028 || u.value == 0x2029 {
-                    let h = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(u)
-                }
+        // Runs that need no escape (most of any text) are copied whole: only control
+        // characters, quote, backslash and U+2028/U+2029 (E2 80 A8/A9 in UTF-8) are looked at.
+        let utf8 = s.utf8
+        var runStart = utf8.startIndex
+        var i = runStart
+        while i != utf8.endIndex {
+            let b = utf8[i]
+            if b >= 0x20 && b != 0x22 && b != 0x5C && b != 0xE2 {
+                i = utf8.index(after: i)
+                continue
             }
+            if b == 0xE2 {
+                let j = utf8.index(after: i)
+                let k = j == utf8.endIndex ? j : utf8.index(after: j)
+                guard k != utf8.endIndex, utf8[j] == 0x80, utf8[k] == 0xA8 || utf8[k] == 0xA9 else {
+                    i = utf8.index(after: i)
+                    continue
+                }
+                out += String(decoding: utf8[runStart..<i], as: UTF8.self)
+                out += utf8[k] == 0xA8 ? "\\u2028" : "\\u2029"
+                i = utf8.index(after: k)
+                runStart = i
+                continue
+            }
+            out += String(decoding: utf8[runStart..<i], as: UTF8.self)
+            switch b {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x08: out += "\\b"
+            case 0x0C: out += "\\f"
+            default:
+                let h = String(b, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            }
+            i = utf8.index(after: i)
+            runStart = i
         }
+        out += String(decoding: utf8[runStart..<i], as: UTF8.self)
         out += "\""
     }
 }

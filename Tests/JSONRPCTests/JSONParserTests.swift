@@ -14,6 +14,20 @@ final class JSONParserTests: XCTestCase {
         XCTAssertThrowsError(try JSONParser.parse(#""\ud83d""#))
     }
 
+    /// The writer copies runs that need no escape whole; what needs one is escaped wherever
+    /// it falls, also inside a grapheme (a quote under a combining accent, CR LF) and at either
+    /// end of a string.
+    func testEscapesEverywhereAndRoundTrips() throws {
+        let samples = ["", "plain", "\"", "\"\u{301}x", "a\r\nb", "\\", "\u{1}\u{1F}", "tab\tend\n", "\u{2028}\u{2029}\u{2027}",
+                       "é—“quoted” 日本語 🇳🇴", "\u{E2}\u{80}", "\"\\\n\u{0}"]
+        for s in samples {
+            let text = JSONValue.string(s).serialized()
+            XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{2028}" || $0 == "\u{2029}" }, text)
+            XCTAssertEqual(try JSONParser.parse(Data(text.utf8)), .string(s), text)
+        }
+        XCTAssertEqual(JSONValue.string("a\"\u{301}\n\u{2028}").serialized(), #""a\"\#u{301}\n\u2028""#)
+    }
+
     func testRejects() {
         for bad in ["", "{", "[1,]", "{\"a\":}", "01", "1.", "tru", "{\"a\" 1}", "[1] x", "\"\u{01}\"", "NaN", "{'a':1}"] {
             XCTAssertThrowsError(try JSONParser.parse(bad), bad)
