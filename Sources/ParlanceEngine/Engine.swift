@@ -253,11 +253,13 @@ public final class Engine: Sendable {
     public func unload() { scheduler.stopAndWait(timeout: 60, saving: true) }
 }
 
-/// The engine thread's one reference to its scheduler, taken once.
-private final class Handoff: Sendable {
-    private let scheduler: Mutex<Scheduler?>  // guards the reference until the thread takes it
-    init(_ s: Scheduler) { scheduler = Mutex(s) }
-    func take() -> Scheduler? { scheduler.withLock { s in defer { s = nil }; return s } }
+/// A reference handed over once: the first `take()` gets it and the handoff lets it go,
+/// so the taker's own scope decides when it is released (the engine thread's scheduler,
+/// an unload's engine).
+public final class Handoff<Value: Sendable>: Sendable {
+    private let value: Mutex<Value?>  // guards the reference until it is taken
+    public init(_ v: Value) { value = Mutex(v) }
+    public func take() -> Value? { value.withLock { v in defer { v = nil }; return v } }
 }
 
 final class IDCounter: Sendable {

@@ -487,20 +487,20 @@ final class Scheduler: @unchecked Sendable {
     /// The debug check tests turn on: every sequence's cells in the mirror, its tokens in
     /// the slot table and its positions in llama.cpp's memory agree.
     private func checkMirror() {
-        let running = kv.held(by: slots.indices.filter { slots[$0].job != nil })
-        if kv.heldByRunning != running {
-            let detail = "the mirror counts \(kv.heldByRunning) cells held by running requests, they hold \(running)"
+        func fail(_ detail: String) -> Never {
             warn("KV check failed: \(detail)")
             fatalError("KV check failed: \(detail)")
+        }
+        let running = kv.held(by: slots.indices.filter { slots[$0].job != nil })
+        if kv.heldByRunning != running {
+            fail("the mirror counts \(kv.heldByRunning) cells held by running requests, they hold \(running)")
         }
         for s in slots.indices {
             let n = kv.count(s)
             let lo = ctx.minPosition(seq: Int32(s)), hi = ctx.maxPosition(seq: Int32(s))
             let memory = hi < 0 ? 0 : (lo == 0 ? Int(hi) + 1 : -1)
             if slots[s].tokens.count != n || memory != n {
-                let detail = "sequence \(s): mirror \(n) cells, slot \(slots[s].tokens.count) tokens, llama.cpp positions \(lo)...\(hi)"
-                warn("KV check failed: \(detail)")
-                fatalError("KV check failed: \(detail)")
+                fail("sequence \(s): mirror \(n) cells, slot \(slots[s].tokens.count) tokens, llama.cpp positions \(lo)...\(hi)")
             }
         }
     }

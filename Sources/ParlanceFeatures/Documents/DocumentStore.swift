@@ -43,15 +43,15 @@ public actor DocumentStore {
         return parsed
     }
 
-    public var all: [OpenDocument] {
-        let uris = Set(docs.keys).union(editors.keys).sorted()
-        return uris.compactMap { get($0) }
-    }
+    public var all: [OpenDocument] { uris.sorted().compactMap { get($0) } }
+
+    /// Every open document's URI (opened by a client, by an editor, or both).
+    private var uris: Set<String> { Set(docs.keys).union(editors.keys) }
 
     /// Open documents and their bytes, read in one hop and without parsing any
     /// (`model/status`, which editors poll).
     public var usage: (count: Int, bytes: Int) {
-        (docs.count + editors.keys.reduce(0) { $0 + (docs[$1] == nil ? 1 : 0) }, bytes(except: nil))
+        (uris.count, bytes(except: nil))
     }
 
     private func bytes(except uri: String?) -> Int {

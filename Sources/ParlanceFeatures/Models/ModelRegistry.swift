@@ -436,7 +436,7 @@ public final class ModelRegistry: Sendable {
     /// Saves the engine's KV prefixes and stops it, off the lock, then drops the last
     /// reference (its memory goes with it) before the model reads `unloaded`.
     private func unloadTask(_ name: String, _ engine: Engine, reason: String) -> Task<Void, Never> {
-        let held = Holder(engine)
+        let held = Handoff(engine)
         return Task.detached { [self] in
             await onOwnThread("parlance-unload") {
                 if let engine = held.take() { engine.unload() }
@@ -450,12 +450,6 @@ public final class ModelRegistry: Sendable {
         }
     }
 
-    /// The one reference to an engine being unloaded, given up once.
-    private final class Holder: Sendable {
-        private let engine: Mutex<Engine?>  // guards the reference until it is taken
-        init(_ e: Engine) { engine = Mutex(e) }
-        func take() -> Engine? { engine.withLock { e in defer { e = nil }; return e } }
-    }
 }
 
 /// Runs blocking work (an unload's saves and teardown) on a thread of its own, not one of
