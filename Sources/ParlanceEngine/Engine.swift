@@ -14,11 +14,10 @@ public struct EngineConfig: Sendable {
     public var batchSize: Int
     public var microBatch: Int
     public var promptChunk: Int
-    /// Element types of the KV cache. q8_0 halves memory. For keys that costs no measurable
-    /// speed; for values it costs about a fifth of prompt speed on CPU (flash attention
-    /// dequantizes every value row it reads; see `parlance-bench --reference-matrix`), so
-    /// values default to f16, ~22 MB more at 4,096 tokens.
-    public var cache: KVCacheTypes
+    /// Element types of the KV cache; nil: chosen at load (`ContextDefaults.cache`): f16,
+    /// unless memory is short. q8_0 halves a cache's memory but costs prompt speed that
+    /// grows with the context (flash attention dequantizes every row it reads).
+    public var cache: KVCacheTypes?
     /// Flash attention (always on with q8_0 values, which need it).
     public var flashAttention: Bool
     /// Where long prefixes' KV states are saved for reuse across evictions and restarts
@@ -32,8 +31,9 @@ public struct EngineConfig: Sendable {
     /// Receives the engine's warnings (a state file it could not write or read).
     public var onWarning: @Sendable (String) -> Void
     /// Speculative decoding drafted from the text, for requests that do not say
-    /// (`--speculative on|off`). On by default: the step cost model drafts only what it
-    /// expects to pay for itself on this machine (see `StepCost`).
+    /// (`--speculative on|off`). On by default, for requests whose output copies their
+    /// prompt's text (`GenerationRequest.copiesText`); the step cost model then drafts only
+    /// what it expects to pay for itself on this machine (see `StepCost`).
     public var speculative: Bool = true
     /// Logits rows reserved for drafted tokens per batch (each costs one vocabulary of
     /// floats in the compute buffer); 0 turns drafting off for every request.
@@ -43,8 +43,8 @@ public struct EngineConfig: Sendable {
     public var checkKV: Bool = ProcessInfo.processInfo.environment["PARLANCE_CHECK_KV"] == "1"
 
     public init(modelPath: String, contextSize: Int = 4096, threads: Int = MachineDefaults.threads, parallel: Int = 8, cachedSequences: Int = 8,
-                maxQueue: Int = 256, batchSize: Int = 256, microBatch: Int = 256, promptChunk: Int = 128,
-                cache: KVCacheTypes = .init(keys: .q8_0, values: .f16), flashAttention: Bool = true,
+                maxQueue: Int = 256, batchSize: Int = ContextDefaults.batch, microBatch: Int = ContextDefaults.microBatch, promptChunk: Int = 128,
+                cache: KVCacheTypes? = nil, flashAttention: Bool = ContextDefaults.flashAttention,
                 stateDirectory: String? = nil, stateLimitBytes: Int = 1 << 30, onWarning: @escaping @Sendable (String) -> Void = { _ in }) {
         self.modelPath = modelPath
         self.contextSize = contextSize
@@ -156,6 +156,7 @@ public final class Engine: Sendable {
     private let digest: ModelDigest
 
     public init(config: EngineConfig) throws(EngineError) {
+        var config = config
         guard config.contextSize >= EngineConfig.minimumContext else {
             throw .contextTooSmall(requested: config.contextSize, minimum: EngineConfig.minimumContext)
         }
@@ -163,6 +164,8 @@ public final class Engine: Sendable {
         let gpu = ComputeDevice.all().contains { $0.isGPU }
         let (asked, warning) = config.gpuLayers.resolved(gpuAvailable: gpu)
         if let warning { config.onWarning(warning) }
+        let cache = config.cache ?? ContextDefaults.cache(forModelAt: config.modelPath, header: gguf, contextSize: config.contextSize, onGPU: asked != 0)
+        config.cache = cache
         let sequences = config.parallel + config.cachedSequences
         // The scheduler asks for one logits row per active request per batch (its next
         // token, or a prompt's last) plus one per drafted token (at most `draftRows`), so that
@@ -171,8 +174,8 @@ public final class Engine: Sendable {
         // llama.cpp's own reports of what it allocates are read as it loads (`MemoryUse`).
         let ((model, ctx), allocations) = try LlamaLog.tap { () throws(EngineError) -> (LlamaModel, LlamaContext) in
             let model = try LlamaModel(path: config.modelPath, gpuLayers: asked)
-            let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: config.microBatch,
-                                       sequences: sequences, outputsPerBatch: sequences + config.draftRows, threads: config.threads, cache: config.cache,
+            let ctx = try LlamaContext(model: model, contextSize: config.contextSize, batchSize: config.batchSize, microBatch: min(config.microBatch, config.batchSize),
+                                       sequences: sequences, outputsPerBatch: sequences + config.draftRows, threads: config.threads, cache: cache,
                                        flashAttention: config.flashAttention)
             return (model, ctx)
         }
@@ -193,7 +196,7 @@ public final class Engine: Sendable {
         digest = ModelDigest(path: config.modelPath)
         // State files hold this model's KV cells in this cache layout, and nothing else's.
         let store = config.stateDirectory.map { dir in
-            PrefixStore(root: dir, fingerprint: { quickIdentity(of: config.modelPath).map { "\($0)-k\(config.cache.keys)-v\(config.cache.values)" } },
+            PrefixStore(root: dir, fingerprint: { quickIdentity(of: config.modelPath).map { "\($0)-k\(cache.keys)-v\(cache.values)" } },
                         limitBytes: config.stateLimitBytes, warn: config.onWarning)
         }
         scheduler = Scheduler(ctx: ctx, model: model, config: .init(

@@ -46,13 +46,19 @@ public struct GenerationRequest: Sendable {
     /// Requests of one group (the variations of one composition) draft from each other's
     /// output as well as their own; 0: no group.
     public var draftGroup: UInt64
+    /// The output is expected to copy runs of the prompt's text (a selection rewritten, a
+    /// variation refined, segments quoted). With `speculative` nil, the engine drafts for
+    /// these requests only: elsewhere a draft has no reason to be taken, and on a CPU a
+    /// verified token costs nearly a step.
+    public var copiesText: Bool
 
     public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
                 maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
-                speculative: Bool? = nil, draftGroup: UInt64 = 0) {
+                speculative: Bool? = nil, draftGroup: UInt64 = 0, copiesText: Bool = false) {
         self.renderSpecial = renderSpecial
         self.speculative = speculative
         self.draftGroup = draftGroup
+        self.copiesText = copiesText
         self.deterministic = deterministic
         self.prompt = prompt
         self.options = options

@@ -11,6 +11,12 @@ public struct GGUFInfo: Sendable, Hashable {
     public var name: String? { metadata["general.name"] }
     public var contextLength: Int? { architecture.flatMap { metadata["\($0).context_length"] }.flatMap { Int($0) } }
     public var hasChatTemplate: Bool { metadata["tokenizer.chat_template"] != nil }
+
+    public init(version: Int, tensorCount: Int, metadata: [String: String]) {
+        self.version = version
+        self.tensorCount = tensorCount
+        self.metadata = metadata
+    }
 }
 
 public enum GGUFInspector {

@@ -70,10 +70,13 @@ final class Scheduler: @unchecked Sendable {
     private var saves: [Int] = []
     let store: PrefixStore?
     /// Measured cost of a prompt token in a large batch (moving average; 0 until measured).
-    /// Prompt chunks are sized so one step takes about `stepSeconds`: progress reports keep
-    /// coming, generating streams keep their pace, on slow machines and deep prompts alike.
+    /// Prompt chunks are sized so one step takes about `stepSeconds` while other requests
+    /// generate (they keep their pace), and at most `soloStepSeconds` while none does (whole
+    /// batches, as fast as llama.cpp evaluates a prompt, and progress still reported within
+    /// 2 s), on slow machines and deep prompts alike.
     private var secondsPerPromptToken = 0.0
     static let stepSeconds = 1.0
+    static let soloStepSeconds = 1.8
     /// What a decode step costs by its size, for deciding how much to draft.
     private var stepCost = StepCost()
 
@@ -272,7 +275,7 @@ final class Scheduler: @unchecked Sendable {
             // Chunks sized by measured speed, except for a deterministic request: its prompt
             // goes in fixed chunks, as in any other run.
             if secondsPerPromptToken > 0, !prompting.contains(where: { $0.request.deterministic }) {
-                budget = min(budget, max(32, Int(Scheduler.stepSeconds / secondsPerPromptToken)))
+                budget = min(budget, max(32, Int((entries.isEmpty ? Scheduler.soloStepSeconds : Scheduler.stepSeconds) / secondsPerPromptToken)))
             }
             let wanted = prompting.reduce(0) { $0 + $1.request.prompt.count - $1.nPast }
             makeFree(generating + min(budget, wanted))
@@ -450,7 +453,7 @@ final class Scheduler: @unchecked Sendable {
         var yield = Double(generating.count)
         let drafting = generating.filter { j in
             j.draft = []
-            return (j.request.speculative ?? config.speculative) && j.policy.allows(generated: j.generated.count)
+            return (j.request.speculative ?? (config.speculative && j.request.copiesText)) && j.policy.allows(generated: j.generated.count)
                 && j.request.maxTokens - j.generated.count > 0
         }
         for j in drafting.sorted(by: { $0.policy.acceptance > $1.policy.acceptance }) where rows > 0 {

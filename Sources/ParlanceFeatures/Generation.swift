@@ -16,6 +16,9 @@ public struct ResolvedOptions: Sendable {
     /// Calls of one group (the variations of one composition) draft from each other's
     /// output; 0: no group.
     public var draftGroup: UInt64 = 0
+    /// The output copies runs of text its prompt holds (a selection rewritten, a variation
+    /// refined, transcript segments quoted): the engine's default drafts for such calls only.
+    public var copiesText = false
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -85,7 +88,7 @@ public enum Generation {
         while true {
             let request = ModelRequest(prompt: prompt, options: options.sampling, seed: seed, constraint: constraint,
                                        maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic,
-                                       speculative: options.speculative, draftGroup: options.draftGroup)
+                                       speculative: options.speculative, draftGroup: options.draftGroup, copiesText: options.copiesText)
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
             total = total + out.usage
             guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }

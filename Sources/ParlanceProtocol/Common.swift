@@ -137,8 +137,9 @@ extension SchemaHint {
     public static let speculative = SchemaHint(description: """
         Speculative decoding drafted from the text: tokens the output is likely to copy (from the selection, the refined \
         variation, the document's segments, sibling variations) are verified several per decode step. The output is the \
-        same with it on or off; only the speed differs. Default: the daemon's --speculative (on). A remote engine gets \
-        the server's own speculative settings, or none when false.
+        same with it on or off; only the speed differs. Default: the daemon's --speculative (on), which drafts where the \
+        output copies text (compose, refine, ask, LSP rewrites) and not for free text such as a session turn; true drafts \
+        for any request. A remote engine gets the server's own speculative settings, or none when false.
         """)
 
     /// What `deterministic` promises, said once for every method that takes it.

@@ -16,17 +16,25 @@ var remoteOnly = false
 var cliOnly = false
 var speculativeOnly = false
 var mcpOnly = false
+var longOnly = false
+var matrixLengths = [512, 2048, 4000, 8000]
+var matrixRounds = 2
+var matrixKV: Set<String>? = nil
 while !args.isEmpty {
     let a = args.removeFirst()
     if a == "--daemon", !args.isEmpty { daemonPath = args.removeFirst() }
     else if a == "--threads", !args.isEmpty { threads = Int(args.removeFirst()) ?? threads }
     else if a == "--reference-matrix" { matrixOnly = true }
+    else if a == "--lengths", !args.isEmpty { matrixLengths = args.removeFirst().split(separator: ",").compactMap { Int($0) } }
+    else if a == "--kv", !args.isEmpty { matrixKV = Set(args.removeFirst().split(separator: ",").map(String.init)) }
+    else if a == "--rounds", !args.isEmpty { matrixRounds = max(1, Int(args.removeFirst()) ?? matrixRounds) }
     else if a == "--lsp-only" { lspOnly = true }
     else if a == "--models-only" { modelsOnly = true }
     else if a == "--remote-only" { remoteOnly = true }
     else if a == "--cli-only" { cliOnly = true }
     else if a == "--speculative-only" { speculativeOnly = true }
     else if a == "--mcp-only" { mcpOnly = true }
+    else if a == "--long-only" { longOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -42,28 +50,38 @@ LlamaLog.install { level, line in
     let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
     if level == 3 || level == 4, !text.isEmpty { log("llama.cpp: \(text)") }
 }
-// `--reference-matrix`: only the raw llama.cpp figures for each KV type, attention kernel
-// and batch size the daemon can be started with (`--cache-type-k`, `--cache-type-v`,
-// `--flash-attn`, `--batch`).
+// `--reference-matrix`: only the raw llama.cpp figures, at the lengths the main job reads
+// (prompt evaluation at 512, 2,048, 4,000 and 8,000 tokens, decoding after 2,000), for
+// every KV type, attention kernel and batch the daemon can be started with
+// (`--cache-type-k`, `--cache-type-v`, `--flash-attn`, `--batch`/`--micro-batch`).
+// `--lengths 512,2048`, `--rounds N` and `--kv f16/f16,q8_0/f16` (keys/values) shorten it.
 if matrixOnly {
-    typealias Config = (k: KVCacheTypes.Element, v: KVCacheTypes.Element, fa: Bool, batch: Int)
-    let configs: [Config] = [(.f16, .f16, false, 512), (.f16, .f16, true, 256), (.q8_0, .f16, true, 256), (.q8_0, .f16, true, 512),
-                             (.q8_0, .q8_0, true, 256), (.q8_0, .q8_0, true, 512)]
-    var best = [(pp: Double, tg: Double)](repeating: (0, 0), count: configs.count)
-    // Interleaved rounds, best of each: the machine's drift hits every configuration alike.
-    for round in 1...3 {
-        for (i, c) in configs.enumerated() {
-            log("reference matrix round \(round): keys \(c.k), values \(c.v), flash attention \(c.fa), batch \(c.batch)")
-            let f = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize, batchSize: c.batch, repetitions: 1,
-                                          cache: .init(keys: c.k, values: c.v), flashAttention: c.fa)
-            best[i] = (max(best[i].pp, f.promptTokensPerSecond), max(best[i].tg, f.decodeTokensPerSecond))
+    var configs: [Reference.Settings] = []
+    for (k, v, fa) in [(KVCacheTypes.Element.f16, KVCacheTypes.Element.f16, false), (.f16, .f16, true), (.q8_0, .f16, false), (.q8_0, .f16, true),
+                       (.f16, .q8_0, true), (.q8_0, .q8_0, true)] where matrixKV?.contains("\(k)/\(v)") ?? true {
+        for (b, u) in [(256, 256), (512, 512), (1024, 512), (2048, 512)] {
+            configs.append(.init(cache: .init(keys: k, values: v), flashAttention: fa, batch: b, microBatch: u))
         }
     }
-    let rows: [JSONValue] = zip(configs, best).map { c, f in
-        ["cacheTypeK": .string(c.k.rawValue), "cacheTypeV": .string(c.v.rawValue), "flashAttention": .bool(c.fa), "batch": .int(c.batch),
-         "promptTokPerSec": round2(f.pp), "decodeTokPerSec": round2(f.tg)]
+    var prompt = [[Int: Double]](repeating: [:], count: configs.count)
+    var decode = [Double](repeating: 0, count: configs.count)
+    // Interleaved rounds, best of each: the machine's drift hits every configuration alike.
+    for round in 1...matrixRounds {
+        for (i, c) in configs.enumerated() {
+            log("reference matrix round \(round): \(c)")
+            let f = try Reference.atLengths(modelPath: modelPath, threads: threads, contextSize: max(4096, (matrixLengths.max() ?? 0) + 192),
+                                            settings: c, lengths: matrixLengths, decodeDepth: 2000)
+            for (n, r) in f.prompt { prompt[i][n] = max(prompt[i][n] ?? 0, r) }
+            decode[i] = max(decode[i], f.decode ?? 0)
+        }
     }
-    print(JSONValue.array(rows).serialized(pretty: false))
+    for (i, c) in configs.enumerated() {
+        let row: JSONValue = ["cacheTypeK": .string(c.cache.keys.rawValue), "cacheTypeV": .string(c.cache.values.rawValue), "flashAttention": .bool(c.flashAttention),
+                              "batch": .int(c.batch), "microBatch": .int(c.microBatch),
+                              "promptTokPerSec": .object(JSONObject(matrixLengths.map { ("\($0)", round2(prompt[i][$0] ?? 0)) })),
+                              "decodeAfter2000TokPerSec": round2(decode[i])]
+        print(row.serialized(pretty: false))
+    }
     exit(0)
 }
 // `--models-only`: only the registry's figures.
@@ -88,6 +106,12 @@ if mcpOnly {
     print(try mcpBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
     exit(0)
 }
+// `--long-only`: only the main job's lengths, side by side with llama-server.
+if longOnly {
+    guard let llamaServer else { log("set PARLANCE_LLAMA_SERVER (scripts/setup-llama-server.sh)"); exit(2) }
+    print(try longPromptBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
+    exit(0)
+}
 // `--cli-only`: only the command line's first-token figures.
 if cliOnly {
     print(try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
@@ -101,10 +125,10 @@ if lspOnly {
 log("reference: llama.cpp through the shim (pp512, tg128, \(threads) threads)")
 let reference = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize)
 // The same figures with the daemon's context settings (KV cache types, flash attention,
-// 256-token batches), so what those settings cost is told apart from what the daemon costs.
-let daemonConfig = EngineConfig(modelPath: modelPath)
+// batch), so what those settings cost is told apart from what the daemon costs.
+let daemonConfig = try Reference.Settings.daemonDefaults(modelPath: modelPath, contextSize: contextSize)
 let referenceSameConfig = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize,
-                                                batchSize: daemonConfig.batchSize, cache: daemonConfig.cache,
+                                                batchSize: daemonConfig.batch, cache: daemonConfig.cache,
                                                 flashAttention: daemonConfig.flashAttention)
 
 // Raw batched decode: what llama.cpp itself reaches with n sequences decoding together
@@ -255,6 +279,9 @@ let roundTrips = roundTripRate("model/status")
 
 log("speculative decoding: side by side with llama-server's n-gram modes, on against off")
 let speculative = try speculativeBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads)
+log("the main job's lengths: long prompts, the demo's summary and a transcript past one window, side by side with llama-server")
+let long: JSONValue = try llamaServer.map { try longPromptBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: $0, threads: threads) }
+    ?? ["skipped": "PARLANCE_LLAMA_SERVER not set"]
 log("compose/variations: first-token latency and five tones against one")
 let compose = composeBench(d, referencePromptTokPerSec: refPP, referenceDecodeTokPerSec: refTG,
                            referenceFiveStreamsTokPerSec: rawBatched[5] ?? 0)
@@ -280,7 +307,7 @@ d.notify("exit")
 let oneRatio = oneStream / refTG
 let ppRatio = promptRate / refPP
 let agg4 = (aggregate[4] ?? 0) / max(aggregate[1] ?? 1, 1e-9)
-let out: JSONValue = [
+var out: JSONValue = [
     "model": .string((modelPath as NSString).lastPathComponent), "threads": .int(threads), "contextSize": .int(contextSize),
     "reference": ["promptTokPerSec": round2(refPP), "decodeTokPerSec": round2(refTG),
                   "firstMeasurement": ["promptTokPerSec": round2(reference.promptTokensPerSecond), "decodeTokPerSec": round2(reference.decodeTokensPerSecond)]],
@@ -301,6 +328,7 @@ let out: JSONValue = [
     "coldPrompt": ["maxProgressGapSec": round2(progressGaps.max() ?? 0), "cancelLatencySec": round2(cancelLatency), "cancelAnswered32800": .bool(coldCancelledOK)],
     "roundTripsPerSec": round2(roundTrips), "pingRoundTripsPerSec": round2(pingTrips),
     "speculative": speculative,
+    "long": long,
     "compose": compose,
     "manyAtOnce": manyAtOnce,
     "lsp": lsp,
@@ -341,4 +369,10 @@ let out: JSONValue = [
         "speculativeEightMixedNotLower": speculative["targets"]?["eightMixedNotLower"] ?? false,
     ],
 ]
+// The long-prompt targets beside the others.
+if case .object(var o) = out, case .object(var t)? = o["targets"] {
+    for (k, v) in long["targets"]?.objectValue ?? JSONObject() { t[k] = v }
+    o["targets"] = .object(t)
+    out = .object(o)
+}
 print(out.serialized(pretty: true))

@@ -109,6 +109,20 @@ final class SpeculativeTests: XCTestCase {
             drafted += r?["usage"]?["draftTokens"]?.intValue ?? 0
         }
         XCTAssertGreaterThan(drafted, 0, "repeated rewrites drafted nothing")
+        // The default (no `speculative`) drafts where the output copies text, a rewrite,
+        // and not for a free session turn, even one that repeats its prompt; `true` drafts there.
+        let byDefault = d.call("compose/variations", ["text": .string(Self.selection), "tones": ["casual"], "maxTokens": 48, "seed": 1,
+                                                      "ephemeral": true, "deterministic": true]).result
+        XCTAssertGreaterThan(byDefault?["usage"]?["draftTokens"]?.intValue ?? 0, 0, "a rewrite drafted nothing by default: \(byDefault ?? .null)")
+        func turn(_ speculative: Bool?) throws -> Int {
+            let sid = try XCTUnwrap(d.call("session/create", ["instructions": "Repeat the user's text exactly."]).result?["sessionId"])
+            var options: JSONObject = ["maxTokens": 48, "temperature": 0, "deterministic": true]
+            if let speculative { options["speculative"] = .bool(speculative) }
+            let r = try XCTUnwrap(d.call("session/respond", ["sessionId": sid, "prompt": .string(Self.selection), "options": .object(options)]).result)
+            return r["usage"]?["draftTokens"]?.intValue ?? -1
+        }
+        XCTAssertEqual(try turn(nil), 0, "a free session turn drafted by default")
+        XCTAssertGreaterThan(try turn(true), 0, "a session turn asked to draft drafted nothing")
         let engine = try XCTUnwrap(d.call("model/status").result?["engine"])
         XCTAssertEqual(engine["activeRequests"]?.intValue, 0)
         XCTAssertEqual(engine["freeSlots"]?.intValue, engine["sequenceSlots"]?.intValue)

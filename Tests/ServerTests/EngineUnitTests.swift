@@ -4,6 +4,24 @@ import XCTest
 
 /// The engine's pure pieces: the KV cell mirror, and the log path from llama.cpp.
 final class EngineUnitTests: XCTestCase {
+    /// The KV cache's size from a header (SmolLM2-135M's shape: 30 layers, 3 KV heads of 64),
+    /// and the types chosen for it: f16 with memory to spare, q8_0 keys and then values as
+    /// memory gets short.
+    func testCacheTypesChosenByTheMemoryAvailable() {
+        let header = GGUFInfo(version: 3, tensorCount: 0, metadata: [
+            "general.architecture": "llama", "llama.block_count": "30", "llama.attention.head_count": "9",
+            "llama.attention.head_count_kv": "3", "llama.embedding_length": "576"])
+        let f16 = KVCacheTypes(keys: .f16, values: .f16)
+        XCTAssertEqual(KVCacheTypes.bytes(f16, contextSize: 4096, header: header), 4096 * 30 * 3 * 64 * 2 * 2)  // 90 MiB
+        XCTAssertEqual(KVCacheTypes.bytes(.init(keys: .q8_0, values: .f16), contextSize: 4096, header: header), 4096 * 30 * 3 * 64 * 34 / 32 + 4096 * 30 * 3 * 64 * 2)
+        XCTAssertNil(KVCacheTypes.bytes(f16, contextSize: 4096, header: GGUFInfo(version: 3, tensorCount: 0, metadata: [:])))
+        let mb = 1 << 20
+        XCTAssertEqual(ContextDefaults.cache(modelBytes: 100 * mb, f16Bytes: 90 * mb, availableBytes: 8192 * mb), f16)
+        XCTAssertEqual(ContextDefaults.cache(modelBytes: 100 * mb, f16Bytes: 90 * mb, availableBytes: nil), f16, "unknown memory: the fast default")
+        XCTAssertEqual(ContextDefaults.cache(modelBytes: 100 * mb, f16Bytes: 90 * mb, availableBytes: 300 * mb), .init(keys: .q8_0, values: .f16))
+        XCTAssertEqual(ContextDefaults.cache(modelBytes: 100 * mb, f16Bytes: 90 * mb, availableBytes: 200 * mb), .init(keys: .q8_0, values: .q8_0))
+    }
+
     func testCellsSharedByACopyAreCountedOnceAndFreedWithTheirLastHolder() {
         var kv = KVCells(capacity: 100, sequences: 3)
         kv.append(0, 40)

@@ -50,7 +50,7 @@ final class ModelConfigTests: XCTestCase {
         XCTAssertEqual(big.engine.name, "big")
         let fast = try XCTUnwrap(r.models.first { $0.name == "fast" })
         XCTAssertEqual(fast.keepAlive, 120, "the file's default keep-alive")
-        XCTAssertEqual(fast.engine.cache.values, .q8_0)
+        XCTAssertEqual(fast.engine.cache?.values, .q8_0)
         XCTAssertEqual(fast.engine.contextSize, base.contextSize)
 
         // Flags win: an explicit --ctx over every model, --keep-alive over the file's, a

@@ -49,6 +49,7 @@ public enum Compose {
         // Five tones of one selection share most of their words: each variation drafts from
         // the others' output too.
         baseOptions.draftGroup = UInt64.random(in: 1...UInt64.max)
+        baseOptions.copiesText = true
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 
@@ -142,9 +143,10 @@ public enum Compose {
         guard prompt.count + maxTokens <= engine.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic,
+        var options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic,
                                                         speculative: p.speculative),
                                       defaultTemperature: 0.4)
+        options.copiesText = true  // the refined variation
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
         let languageName = Languages.name(entry.language)
         let facts = Facts.extract(entry.text).map(\.text)

@@ -46,12 +46,15 @@ public struct ModelRequest: Sendable {
     public var speculative: Bool?
     /// Requests of one group draft from each other's output (a local engine); 0: none.
     public var draftGroup: UInt64
+    /// The output copies text from the prompt: where the engine's default drafts.
+    public var copiesText: Bool
 
     public init(prompt: ModelPrompt, options: SamplingOptions, seed: UInt32, constraint: Constraint = .none, maxTokens: Int,
                 cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
-                speculative: Bool? = nil, draftGroup: UInt64 = 0) {
+                speculative: Bool? = nil, draftGroup: UInt64 = 0, copiesText: Bool = false) {
         self.speculative = speculative
         self.draftGroup = draftGroup
+        self.copiesText = copiesText
         self.prompt = prompt
         self.options = options
         self.seed = seed
@@ -134,7 +137,7 @@ extension Engine: LanguageModel {
         }
         return generate(GenerationRequest(prompt: r.prompt.tokens, options: r.options, seed: r.seed, grammar: grammar, maxTokens: r.maxTokens,
                                           cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial,
-                                          speculative: r.speculative, draftGroup: r.draftGroup))
+                                          speculative: r.speculative, draftGroup: r.draftGroup, copiesText: r.copiesText))
     }
 
     public func describe(_ p: inout Provenance) {

@@ -59,6 +59,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         public var threads: Int?
         public var parallel: Int?
         public var batchSize: Int?
+        public var microBatch: Int?
         public var cacheTypeK: String?
         public var cacheTypeV: String?
         public var flashAttention: Bool?
@@ -76,6 +77,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
             "threads": SchemaHint(minimum: 1, maximum: 256),
             "parallel": SchemaHint(minimum: 1, maximum: 64),
             "batchSize": SchemaHint(minimum: 32, maximum: 4096),
+            "microBatch": SchemaHint(minimum: 32, maximum: 4096),
             "cacheTypeK": SchemaHint(enumValues: ["f16", "q8_0"]),
             "cacheTypeV": SchemaHint(enumValues: ["f16", "q8_0"]),
             "keepAlive": SchemaHint(description: "Idle seconds before the model unloads (0: never).", minimum: 0, maximum: ConfigFile.maxKeepAlive),
@@ -131,9 +133,10 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         take("--ctx", m.contextSize) { c.contextSize = $0 }
         take("--threads", m.threads) { c.threads = $0 }
         take("--parallel", m.parallel) { c.parallel = $0 }
-        take("--batch", m.batchSize) { c.batchSize = $0; c.microBatch = $0 }
-        take("--cache-type-k", m.cacheTypeK.flatMap(KVCacheTypes.Element.init(rawValue:))) { c.cache.keys = $0 }
-        take("--cache-type-v", m.cacheTypeV.flatMap(KVCacheTypes.Element.init(rawValue:))) { c.cache.values = $0 }
+        take("--batch", m.batchSize) { c.batchSize = $0 }
+        take("--micro-batch", m.microBatch) { c.microBatch = $0 }
+        take("--cache-type-k", m.cacheTypeK.flatMap(KVCacheTypes.Element.init(rawValue:))) { c.cache = .init(keys: $0, values: c.cache?.values ?? .f16) }
+        take("--cache-type-v", m.cacheTypeV.flatMap(KVCacheTypes.Element.init(rawValue:))) { c.cache = .init(keys: c.cache?.keys ?? .f16, values: $0) }
         take("--flash-attn", m.flashAttention) { c.flashAttention = $0 }
         take("--speculative", m.speculative) { c.speculative = $0 }
         if let g = m.gpuLayers, !explicit.contains("--gpu-layers") {

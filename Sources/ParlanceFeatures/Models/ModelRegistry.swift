@@ -320,15 +320,9 @@ public final class ModelRegistry: Sendable {
     static func estimate(_ m: RegisteredModel, _ info: GGUFInfo?) -> Int {
         if m.remote != nil { return 0 }
         let file = (try? FileManager.default.attributesOfItem(atPath: m.engine.modelPath)[.size] as? Int) ?? 0
-        guard let info, let arch = info.architecture else { return file }
-        func int(_ key: String) -> Int? { info.metadata["\(arch).\(key)"].flatMap { Int($0) } }
-        guard let layers = int("block_count"), let heads = int("attention.head_count"), let embd = int("embedding_length") else { return file }
-        let kvHeads = int("attention.head_count_kv") ?? heads
-        let k = int("attention.key_length") ?? embd / max(1, heads)
-        let v = int("attention.value_length") ?? embd / max(1, heads)
-        func bytes(_ t: KVCacheTypes.Element, _ elements: Int) -> Int { t == .f16 ? elements * 2 : elements * 34 / 32 }
-        let cells = m.engine.contextSize * layers * kvHeads
-        return file + bytes(m.engine.cache.keys, cells * k) + bytes(m.engine.cache.values, cells * v)
+        // Unset cache types are chosen at load: f16, unless memory is short (the larger, here).
+        let types = m.engine.cache ?? .init(keys: .f16, values: .f16)
+        return file + (info.flatMap { KVCacheTypes.bytes(types, contextSize: m.engine.contextSize, header: $0) } ?? 0)
     }
 
     /// The idle models to unload so `name` fits, least recently used first: within
