@@ -5,13 +5,19 @@ import Foundation
 /// slower) by measuring every KV type, attention kernel and batch with `parlance-bench
 /// --reference-matrix`, per backend.
 ///
-/// CPU (measured, 2-core x86-64, SmolLM2-135M; prompt tokens/s at 2,048 and 4,000 tokens):
-/// f16 keys and values with flash attention in 512-token batches evaluated 296 and 234,
-/// where the earlier default (q8_0 keys, 256-token batches) evaluated 176 and 112: flash
-/// attention over q8_0 keys dequantizes every key row for every query, and the cost grows
-/// with the context. llama.cpp's own defaults (2,048-token batches in 512-token
-/// micro-batches) evaluated 232 and 188 there. GPU (llama.cpp's device list has one):
-/// llama.cpp's defaults, which its developers tune for GPUs; not measured here.
+/// CPU (2-core x86-64, SmolLM2-135M, two matrix runs; prompt tokens/s at 2,048 and 4,000
+/// tokens): f16 keys and values with flash attention evaluated 232–297 and 188–244 in
+/// batches of 512 to 2,048 tokens; q8_0 keys with flash attention (the earlier default)
+/// 154–176 and 109–114, since flash attention dequantizes every key row for every query and
+/// the cost grows with the context; f16 without flash attention 162–248 and 123–188.
+/// Decoding after 2,000 tokens was 41–57 tokens/s with flash attention and 54–70 without,
+/// within the runs' noise of each other at the low end, so flash attention stays on (it is
+/// also what llama.cpp's `auto` picks, and it keeps the score matrix out of the compute
+/// buffer). Batches: a prompt evaluated alone goes in steps of at most 1.8 s (progress at
+/// least every 2 s), about 400–500 tokens here, so 512-token batches lose nothing to
+/// 2,048. GPU (llama.cpp's device list has one): llama.cpp's defaults (f16, flash
+/// attention, 2,048-token batches in 512-token micro-batches), which its developers tune
+/// for GPUs; not measured here.
 public enum ContextDefaults {
     /// Whether llama.cpp has a GPU device to offload to (read once).
     public static let gpu: Bool = ComputeDevice.all().contains { $0.isGPU }

@@ -169,8 +169,8 @@ public final class Engine: Sendable {
         let sequences = config.parallel + config.cachedSequences
         // The scheduler asks for one logits row per active request per batch (its next
         // token, or a prompt's last) plus one per drafted token (at most `draftRows`), so that
-        // many rows are reserved, not one per batch token: at the default 256-token batch
-        // that saves ~40 MiB of compute buffer.
+        // many rows are reserved, not one per batch token: at a 512-token batch that saves
+        // ~90 MiB of logits for the default model (a row is its 49,152-token vocabulary in floats).
         // llama.cpp's own reports of what it allocates are read as it loads (`MemoryUse`).
         let ((model, ctx), allocations) = try LlamaLog.tap { () throws(EngineError) -> (LlamaModel, LlamaContext) in
             let model = try LlamaModel(path: config.modelPath, gpuLayers: asked)
