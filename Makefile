@@ -25,10 +25,11 @@ demo: build
 # protocol conformance suite, examples and editor tests.
 # llama.cpp's own llama-server (the remote-engine tests talk to it) is built by the set-up
 # too, from the same sdist, cached like libllama.
-# One compile: `swift test` builds every module with testing enabled, so a `make build`
-# first would compile the whole package twice; the daemon the suites run is this build's.
+# One compile: `swift test` builds every module with testing enabled (-enable-testing), so
+# a `make build` first would compile the whole package twice; this build is the one the
+# tests use, with the same flag, and the daemon the suites run is this build's.
 test:
-	@$(ENV) && swift build -c release --build-tests $(RPATH)
+	@$(ENV) && swift build -c release --build-tests -Xswiftc -enable-testing $(RPATH)
 	@$(ENV) && export PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" && PARLANCE_BIN="$$PWD/.build/release/parlance" swift test -c release --skip-build $(RPATH)
 	@$(ENV) && scripts/test-extra.sh
 
