@@ -453,7 +453,11 @@ final class Scheduler: @unchecked Sendable {
         var yield = Double(generating.count)
         let drafting = generating.filter { j in
             j.draft = []
-            return (j.request.speculative ?? (config.speculative && j.request.copiesText)) && j.policy.allows(generated: j.generated.count)
+            // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
+            // batch shapes (with f16 keys, flash attention takes a tiled path for several
+            // queries), so verifying drafts could change its text.
+            return !j.request.deterministic && (j.request.speculative ?? (config.speculative && j.request.copiesText))
+                && j.policy.allows(generated: j.generated.count)
                 && j.request.maxTokens - j.generated.count > 0
         }
         for j in drafting.sorted(by: { $0.policy.acceptance > $1.policy.acceptance }) where rows > 0 {
@@ -466,10 +470,9 @@ final class Scheduler: @unchecked Sendable {
             if d.isEmpty { continue }
             d = Array(d.prefix(sampler.grammarPrefix(d)))
             let p = j.policy.acceptance
-            // A deterministic request runs alone, and its drafts depend on its own tokens
-            // only (never on measured timings): the same request verifies the same drafts
-            // in the same batches on every run.
-            let k = j.request.deterministic ? d.count : stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
+            // Asked for explicitly (`speculative: true`), a draft is verified whole; by
+            // default, as far as the step cost model expects it to pay.
+            let k = j.request.speculative == true ? d.count : stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
             guard k > 0 else { continue }
             j.draft = Array(d.prefix(k))
             rows -= k

@@ -139,7 +139,8 @@ extension SchemaHint {
         variation, the document's segments, sibling variations) are verified several per decode step. The output is the \
         same with it on or off; only the speed differs. Default: the daemon's --speculative (on), which drafts where the \
         output copies text (compose, refine, ask, LSP rewrites) and not for free text such as a session turn; true drafts \
-        for any request. A remote engine gets the server's own speculative settings, or none when false.
+        for any request, each draft verified whole. A deterministic request never drafts (llama.cpp's kernels are not \
+        bit-stable across batch shapes). A remote engine gets the server's own speculative settings, or none when false.
         """)
 
     /// What `deterministic` promises, said once for every method that takes it.
