@@ -454,8 +454,8 @@ final class Scheduler: @unchecked Sendable {
         let drafting = generating.filter { j in
             j.draft = []
             // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
-            // batch shapes (with f16 keys, flash attention takes a tiled path for several
-            // queries), so verifying drafts could change its text.
+            // batch shapes, so verifying drafts can change its text (seen with f16 keys: a
+            // deterministic refine verified with drafts ended differently).
             return !j.request.deterministic && (j.request.speculative ?? (config.speculative && j.request.copiesText))
                 && j.policy.allows(generated: j.generated.count)
                 && j.request.maxTokens - j.generated.count > 0
