@@ -77,10 +77,10 @@ public enum Compose {
                     let instructions = ComposePrompt.instructionTexts(tone: tone, audience: audience, languageName: languageName)
                     let (v, tokens) = try await rewrite(id: id, tone: tone, audience: audience, original: originalText, keyPoints: keyPoints,
                                                         language: language.language, instructions: instructions, attempts: attempts,
-                                                        options: options, engine: engine, ctx: ctx) { attempt, toneHint in
+                                                        options: options, engine: engine, ctx: ctx) { attempt, toneHint, examples in
                         attempt == 1 ? firstPrompt : engine.render(ComposePrompt.messages(
                             text: selection, tone: tone, audience: audience, instructions: p.instructions, languageName: languageName,
-                            strict: facts, toneHint: toneHint))
+                            strict: facts, toneHint: toneHint, examples: examples))
                     }
                     ctx.progress(.init(kind: .report, message: "variation \(id) done", phase: .done, part: id, partial: try? JSONValue(encoding: v)))
                     return (i, v, tokens)
@@ -154,7 +154,7 @@ public enum Compose {
             + [ComposePrompt.refinement(instruction)]
         var (v, tokens) = try await rewrite(id: id, tone: parent.tone, audience: parent.audience, original: entry.text, keyPoints: entry.analysis.keyPoints,
                                             language: entry.language, instructions: instructions, attempts: attempts, options: options,
-                                            engine: engine, ctx: ctx, previous: parent.text, lengthBounds: 0.15...3.5) { attempt, _ in
+                                            engine: engine, ctx: ctx, previous: parent.text, lengthBounds: 0.15...3.5) { attempt, _, _ in
             guard attempt > 1 else { return prompt }
             // Later attempts: the same conversation, the revision request with a stricter line.
             var strict = messages
@@ -270,12 +270,14 @@ public enum Compose {
     /// generated again with another seed and a stricter tail: a stronger tone line when the
     /// tone was off; and when facts are still missing, on the last attempt (or as soon as
     /// they are all that is wrong) under a grammar that writes every fact verbatim
-    /// (`FactGrammar`, local models). `prompt(n, toneHint)` is attempt n's prompt. Returns
+    /// (`FactGrammar`, local models). `prompt(n, toneHint, examples)` is attempt n's prompt;
+    /// once an attempt has copied the worked examples (the small model takes a request whose
+    /// frame is the example's own for a repeat of it), later ones are asked without them. Returns
     /// the variation (usage summed over its attempts) and the tokens of the attempt kept,
     /// for refinements (none when its text was repaired: the tokens no longer say it).
     static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
                         attempts: Attempts, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext, previous: String? = nil,
-                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int, String?) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
+                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int, String?, Bool) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
         var usage = Usage.zero
         let facts = Facts.extract(original)
         // A refinement may change the tone on purpose: only variations are held to theirs.
@@ -283,12 +285,14 @@ public enum Compose {
         let units = FactGrammar.units(original)
         let grammars = attempts.verify && attempts.maxAttempts > 1 && engine.acceptsGrammar
         var last: Attempt?
+        var examples = true
         func judge(_ out: Generated, seed: UInt32, attempt: Int, constrained: Bool, toneRetried: Bool) -> Attempt {
             let cleaned = ComposePrompt.clean(out.text)
             let (text, repairs) = attempts.verify ? repair(cleaned, original: original, tone: checkedTone) : (cleaned, [])
             let issues = RewriteVerifier.check(.init(original: original, rewrite: text, instructions: instructions, language: language,
                                                      lengthBounds: lengthBounds, previous: previous, examples: ComposePrompt.exampleTexts,
                                                      tone: checkedTone)) + repairs
+            if !Facts.borrowed(from: ComposePrompt.exampleTexts, in: text, original: original).isEmpty { examples = false }
             let a = Attempt(out: out, seed: seed, attempt: attempt, text: text, issues: issues, repaired: text != cleaned,
                             missingFacts: Facts.missing(facts, in: text).count, constrained: constrained, toneRetried: toneRetried)
             last = a
@@ -313,12 +317,12 @@ public enum Compose {
             let constrained = grammar != nil
             let out: Generated
             do {
-                out = try await Generation.run(engine, prompt: prompt(attempt, toneHint), grammar: constrained ? grammar : nil, options: o,
+                out = try await Generation.run(engine, prompt: prompt(attempt, toneHint, examples), grammar: constrained ? grammar : nil, options: o,
                                                progress: ctx.progress, part: id)
             } catch let e as EngineError where constrained {
                 // The grammar did not build or led to a dead end: this attempt is a free one.
                 if case .cancelled = e { throw e }
-                let free = try await Generation.run(engine, prompt: prompt(attempt, toneHint), options: o, progress: ctx.progress, part: id)
+                let free = try await Generation.run(engine, prompt: prompt(attempt, toneHint, examples), options: o, progress: ctx.progress, part: id)
                 usage = usage + free.usage
                 return judge(free, seed: o.seed, attempt: attempt, constrained: false, toneRetried: toneHint != nil)
             }

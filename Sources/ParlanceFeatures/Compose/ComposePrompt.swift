@@ -10,13 +10,13 @@ enum ComposePrompt {
     static let system = "You rewrite text. Keep its meaning and every fact, name, number and date. Reply with the rewritten text only."
 
     static func messages(text: String, tone: Tone, audience: Audience, instructions: String?, languageName: String,
-                         strict: [String]? = nil, toneHint: String? = nil) -> [ChatMessage] {
+                         strict: [String]? = nil, toneHint: String? = nil, examples withExamples: Bool = true) -> [ChatMessage] {
         var user = task(audience: audience, languageName: languageName)
         if let i = instructions?.trimmingCharacters(in: .whitespacesAndNewlines), !i.isEmpty { user += " \(i)" }
         user += "\n\nText:\n\(text)\n\nTone: \(describe(tone))"
         if let strict { user += "\n" + stricter(facts: strict) }
         if let toneHint { user += "\n" + toneHint }
-        return [ChatMessage(.system, system)] + examples + [ChatMessage(.user, user)]
+        return [ChatMessage(.system, system)] + (withExamples ? examples : []) + [ChatMessage(.user, user)]
     }
 
     /// Two worked examples before every request: the rewrite only, names and figures kept
