@@ -5,6 +5,11 @@ SHELL := /bin/bash
 ENV = eval "$$(scripts/setup.sh)"
 RPATH = -Xlinker -rpath -Xlinker "$$PARLANCE_LLAMA_LIBDIR"
 SWIFT_BUILD = swift build -c release $(RPATH)
+# The default model linked beside the build, where the binary's own lookup finds it
+# (<bin>/../share/parlance/models): an editor that starts .build/release/parlance with
+# other XDG folders still finds its model.
+LINK_MODEL = bin=$$(swift build -c release --show-bin-path) && mkdir -p "$$bin/../share/parlance/models" \
+	&& ln -sfn "$$PARLANCE_DEFAULT_MODEL" "$$bin/../share/parlance/models/$$(basename "$$PARLANCE_DEFAULT_MODEL")"
 
 .PHONY: all setup build demo test unit-test bench eval fuzz soak spec clean static-build install uninstall dist deb
 
@@ -15,7 +20,7 @@ setup:
 
 # The release daemon at .build/release/parlance (rpath set, runnable directly).
 build:
-	@$(ENV) && $(SWIFT_BUILD)
+	@$(ENV) && $(SWIFT_BUILD) && $(LINK_MODEL)
 
 # Main job: summarize the bundled sample transcript with the real default model, through the daemon.
 demo: build
@@ -29,7 +34,7 @@ demo: build
 # a `make build` first would compile the whole package twice; this build is the one the
 # tests use, with the same flag, and the daemon the suites run is this build's.
 test:
-	@$(ENV) && swift build -c release --build-tests -Xswiftc -enable-testing $(RPATH)
+	@$(ENV) && swift build -c release --build-tests -Xswiftc -enable-testing $(RPATH) && $(LINK_MODEL)
 	@$(ENV) && export PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" && PARLANCE_BIN="$$PWD/.build/release/parlance" swift test -c release --skip-build $(RPATH)
 	@$(ENV) && scripts/test-extra.sh
 
@@ -42,8 +47,9 @@ bench: build
 # prints every figure per column (held-out and tuning parts), the targets and "better than
 # peer", details in eval/last-run.json. A measurement: exits 0 when targets are missed, 1 when
 # the run failed. Options pass through: make eval EVAL_ARGS="--only qa --limit 10 --columns on,peer".
+# MODEL=NAME evaluates another model (any name --model takes: ollama:…, hf:…, a path, openai:…).
 eval: build
-	@$(ENV) && python3 eval/run.py $(EVAL_ARGS)
+	@$(ENV) && python3 eval/run.py $(if $(MODEL),--model "$(MODEL)") $(EVAL_ARGS)
 
 spec: build
 	@$(ENV) && .build/release/parlance --print-spec > protocol/parlance.openrpc.json

@@ -7,6 +7,7 @@
 //   ParlanceSchema → ParlanceProtocol          every method's params/result types
 //   ParlanceHash → ParlanceDocuments                        transcripts: parse, chunk, language, retrieval
 //   ParlanceJSON → ParlanceRemote              an OpenAI-compatible server's API (remote engines)
+//   ParlanceEngine, ParlanceRemote → ParlanceModelStores   models in other tools' stores; names; pulls
 //   JSONRPC → ParlanceMCP                      MCP's words; an MCP server as a child process (sessions' tools)
 //   ParlanceFeatures                           one file per method family
 //   ParlanceLSP                                the standard LSP surface: editor buffers, rewrite code actions
@@ -44,13 +45,16 @@ let package = Package(
         .target(name: "ParlanceDocuments", dependencies: ["ParlanceHash"], swiftSettings: swiftSettings),
         // An OpenAI-compatible server's API over Foundation's URLSession (remote engines).
         .target(name: "ParlanceRemote", dependencies: ["ParlanceJSON"], swiftSettings: swiftSettings),
+        // Models on disk in other tools' stores (Ollama, the Hugging Face cache, LM Studio…), read
+        // never written; names for them; and pulls into the HF cache or Parlance's own folder.
+        .target(name: "ParlanceModelStores", dependencies: ["ParlanceEngine", "ParlanceRemote", "ParlanceJSON", "ParlanceHash"], swiftSettings: swiftSettings),
         // The Model Context Protocol's words, and an MCP server run as a child process (sessions' tools).
         .target(name: "ParlanceMCP", dependencies: ["ParlanceJSON", "JSONRPC"], swiftSettings: swiftSettings),
 
         // MARK: Features and server
         .target(
             name: "ParlanceFeatures",
-            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "ParlanceRemote", "ParlanceMCP", "JSONRPC"],
+            dependencies: ["ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceDocuments", "ParlanceRemote", "ParlanceMCP", "ParlanceModelStores", "JSONRPC"],
             swiftSettings: swiftSettings),
         .target(
             name: "ParlanceLSP",
@@ -64,7 +68,7 @@ let package = Package(
         // MARK: Command line: the daemon's flags, and one-off commands through an in-process server
         .target(
             name: "ParlanceCLI",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "ParlanceSchema", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "ParlanceModelStores", "ParlanceSchema", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
 
         // MARK: Client (tests, benchmark, and anyone driving the daemon from Swift)
@@ -72,11 +76,12 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "parlance", dependencies: ["ParlanceCLI"], swiftSettings: swiftSettings),
-        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine", "ParlanceClient", "ParlanceDocuments"], swiftSettings: swiftSettings),
+        .executableTarget(name: "parlance-bench", dependencies: ["ParlanceJSON", "ParlanceEngine", "ParlanceClient", "ParlanceDocuments", "ParlanceModelStores"], swiftSettings: swiftSettings),
 
         // MARK: Tests
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "ParlanceJSON"], swiftSettings: swiftSettings),
         .testTarget(name: "SchemaTests", dependencies: ["ParlanceSchema", "ParlanceJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "ModelStoresTests", dependencies: ["ParlanceModelStores", "ParlanceEngine", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ServerTests",

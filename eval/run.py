@@ -696,7 +696,8 @@ def run_column(name: str, verify: Optional[bool], args: argparse.Namespace, spec
     logf = open(logpath, "w")
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
-    client = ParlanceClient(args.daemon, ["--cache-dir", cache, "--data-dir", datadir, "--no-history"],
+    model = ["--model", args.model] if args.model else []
+    client = ParlanceClient(args.daemon, ["--cache-dir", cache, "--data-dir", datadir, "--no-history", *model],
                             stderr=logf, default_timeout=args.timeout)
     ACTIVE.append(client)
     out: Dict[str, Any] = {"column": name, "verify": verify, "qa": [], "compose": [], "lists": []}
@@ -847,8 +848,23 @@ def daemon_defaults(binary: str) -> Dict[str, int]:
             "threads": int(thr.group(1)) if thr else max(1, (os.cpu_count() or 2))}
 
 
+def store_model_path(args: argparse.Namespace) -> Optional[str]:
+    """The file behind --model (a path, or a store name the daemon lists as available)."""
+    if not args.model:
+        return None
+    if os.path.isfile(args.model):
+        return args.model
+    if args.model.startswith("openai:"):
+        raise SystemExit("eval: the peer column runs llama-server on a GGUF file; a remote --model has none (use --columns off,on)")
+    listed = json.loads(subprocess.run([args.daemon, "models", "--json"], capture_output=True, text=True, check=True).stdout)
+    for m in listed.get("available", []):
+        if m["name"] == args.model:
+            return m["path"]
+    raise SystemExit(f"eval: --model {args.model} is not on this machine (parlance models lists what is; parlance models pull gets it)")
+
+
 def peer_model_path(args: argparse.Namespace) -> str:
-    for p in (args.peer_model, os.environ.get("PARLANCE_MODEL"), os.environ.get("PARLANCE_DEFAULT_MODEL")):
+    for p in (args.peer_model, store_model_path(args), os.environ.get("PARLANCE_MODEL"), os.environ.get("PARLANCE_DEFAULT_MODEL")):
         if p and os.path.isfile(p):
             return p
     raise SystemExit("eval: peer column: no model file (--peer-model, $PARLANCE_MODEL or $PARLANCE_DEFAULT_MODEL; "
@@ -1557,6 +1573,9 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=6, help="requests in flight per daemon (default 6)")
     ap.add_argument("--max-attempts", type=int, help="maxAttempts to send when the daemon knows it (default: its own)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one response")
+    ap.add_argument("--model", default=os.environ.get("MODEL") or None,
+                    help="the model to evaluate: any name --model takes (ollama:…, hf:…, lmstudio:…, a path, openai:…); "
+                         "default: the daemon's default model. The peer column runs the same file.")
     ap.add_argument("--binary", default=os.environ.get("PARLANCE_BIN") or os.path.join(ROOT, ".build", "release", "parlance"))
     ap.add_argument("--data", default=os.path.join(ROOT, "eval", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "eval", "last-run.json"))

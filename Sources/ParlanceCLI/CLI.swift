@@ -108,7 +108,9 @@ public enum CLI {
             throw UsageError("unknown option '\(a)' for \(command.name)", command: command.name)
         }
         guard command.positionals.contains(positionals.count) else {
-            throw UsageError("\(command.name) takes \(command.synopsis.split(separator: " ").filter { !$0.hasPrefix("[") }.joined(separator: " ")), got \(positionals.count) argument\(positionals.count == 1 ? "" : "s")", command: command.name)
+            let r = command.positionals
+            let takes = r.lowerBound == r.upperBound ? "\(r.lowerBound)" : r.lowerBound == 0 ? "at most \(r.upperBound)" : "\(r.lowerBound) to \(r.upperBound)"
+            throw UsageError("\(command.name) takes \(takes) argument\(r.upperBound == 1 ? "" : "s") (usage: parlance \(command.name) \(command.synopsis)), got \(positionals.count)", command: command.name)
         }
         let session = CLISession(settings: settings)
         let inv = Invocation(command: command.name, positionals: positionals, params: params, extra: extra, json: json, session: session)

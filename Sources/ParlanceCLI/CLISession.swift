@@ -36,11 +36,14 @@ final class CLISession: Sendable {
     /// Sends a request, shows its progress (a bar on a terminal; streamed text through
     /// `view`), and returns its result. Ctrl-C cancels it.
     /// `progress: false` for methods that take no `workDoneToken`.
-    func request(_ method: String, _ params: JSONObject, view: StreamView? = nil, progress: Bool = true) async throws -> JSONValue {
+    /// `lines`: each progress value is handed to it instead (`--json` prints them).
+    func request(_ method: String, _ params: JSONObject, view: StreamView? = nil, progress: Bool = true,
+                 lines: (@Sendable (ParlanceProtocol.Progress.Value) -> Void)? = nil) async throws -> JSONValue {
         let c = try await client()
         let terminal = self.terminal
         let label = Locked("starting")  // what the bar says: the last phase or message reported
         let report: @Sendable (ParlanceProtocol.Progress.Value) -> Void = { value in
+            if let lines { lines(value); return }
             if let view, view.take(value) { return }
             if let p = value.percentage, value.kind != .end {
                 if let m = value.message ?? value.phase?.rawValue { label.set(m) }

@@ -59,9 +59,9 @@ struct Command: Sendable {
         Command(name: "mcp", synopsis: "[OPTIONS]", summary: "Serve Parlance's tools to an MCP host over stdio",
                 details: "Speaks the Model Context Protocol on stdin/stdout (one JSON-RPC message per line) for hosts such as Claude Desktop, VS Code, Zed or Cursor: tools summarize, ask, rewrite, analyze and compare (their schemas are the methods' own), resources (the documents opened through it, the compose history), prompts (rewrite, summary), progress, cancellation and logging. Takes the daemon's flags and config file: models, routes, caches, --mcp-server.",
                 paramsSchema: nil, bound: [], extra: [], positionals: 0...0, positionalKind: .none, run: MCPServe.run),
-        Command(name: "models", synopsis: "[NAME]", summary: "List the models, or one model's status",
-                details: "Without NAME: every model in the registry (from --model, --config and the default), its state, size and routes. With NAME: that model's status (its file, memory, engine settings and devices).",
-                paramsSchema: nil, bound: [], extra: [], positionals: 0...1, positionalKind: .none, run: Runs.models),
+        Command(name: "models", synopsis: "[NAME | pull NAME | use NAME]", summary: "List the models on this machine, pull one, or make one the default",
+                details: "Without arguments: every model in the registry (from --model, --config and the default), its state, size and routes; then the models already on this machine in Ollama's store, the Hugging Face cache, llama.cpp's cache, LM Studio, GPT4All and the config file's modelDirs, each with the name to use, its architecture, size, quantization, memory and whether it fits now. With NAME: that model's status. pull NAME: download hf:ORG/REPO[:QUANT] into the Hugging Face cache, or ollama:[HOST/]NAME[:TAG] into Parlance's data folder; an interrupted pull resumes, every file is checked against its sha256 (a progress bar on a terminal; with --json, progress lines then the result). use NAME: write NAME as defaultModel in the config file (created when missing, other settings kept).",
+                paramsSchema: nil, bound: [], extra: [], positionals: 0...2, positionalKind: .none, run: Runs.models),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }

@@ -1,6 +1,7 @@
 import Foundation
 import ParlanceEngine
 import ParlanceFeatures
+import ParlanceModelStores
 import ParlanceMCP
 import ParlanceServer
 
@@ -192,7 +193,7 @@ public struct DaemonSettings: Sendable {
             },
             Flag("--log-file", "PATH", .file, "append logs to PATH instead of stderr (env PARLANCE_LOG_FILE)") { $0.logFile = $1 },
             Flag("--cache-dir", "DIR", .directory, "analysis results and KV state files (default $XDG_CACHE_HOME/parlance or ~/.cache/parlance)") { $0.cacheDir = $1 },
-            Flag("--data-dir", "DIR", .directory, "compose history (default $XDG_DATA_HOME/parlance or ~/.local/share/parlance)") { $0.dataDir = $1 },
+            Flag("--data-dir", "DIR", .directory, "compose history, and models pulled from an Ollama registry (default $XDG_DATA_HOME/parlance or ~/.local/share/parlance)") { $0.dataDir = $1 },
             Flag("--no-history", "do not store compose history") { d, _ in d.services.historyEnabled = false },
             Flag("--document-cache-bytes", "N", "open documents' text, at most (default \(s.documentCacheBytes))") { $0.services.documentCacheBytes = try integer("--document-cache-bytes", $1, 1024...(1 << 40)) },
             Flag("--analysis-cache-bytes", "N", "analysis results kept in memory (default \(s.analysisCacheBytes); disk copies still answer)") { $0.services.analysisCacheBytes = try integer("--analysis-cache-bytes", $1, 0...(1 << 40)) },
@@ -239,18 +240,23 @@ public struct DaemonSettings: Sendable {
         services.dataDirectory = dataDir
         if !flagModels.isEmpty { registry.flagModels = flagModels }  // --model replaces PARLANCE_MODEL
         let search = DefaultModel.search(env: env)
-        let home = env["HOME"] ?? NSHomeDirectory()
-        let defaultConfig = (env["XDG_CONFIG_HOME"] ?? "\(home)/.config") + "/parlance/config.json"
         do {
-            let path = configPath ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
+            let path = configPath ?? (FileManager.default.fileExists(atPath: defaultConfigPath) ? defaultConfigPath : nil)
             let file = try path.map { try ConfigFile.load(path: $0) }
-            let models = try registry.build(file: file, base: engine, explicit: explicit, fallback: search.path, fallbackSearch: search.tried)
+            var models = try registry.build(file: file, base: engine, explicit: explicit, fallback: search.path, fallbackSearch: search.tried)
+            models.stores = StoreEnvironment(variables: env, modelDirs: models.stores.modelDirs)
+            models.stores.dataDirectory = dataDir
             services.mcpServers = (file?.mcpServerSpecs ?? []).filter { s in !mcpServers.contains { $0.name == s.name } } + mcpServers
             services.version = Server.version
             return ServerOptions(models: models, maxMessageBytes: maxMessage, services: services)
         } catch {
             throw UsageError("\(error)")
         }
+    }
+
+    /// The user's config file: `$XDG_CONFIG_HOME/parlance/config.json` (read when it exists).
+    var defaultConfigPath: String {
+        (env["XDG_CONFIG_HOME"] ?? "\(env["HOME"] ?? NSHomeDirectory())/.config") + "/parlance/config.json"
     }
 
     /// The log (stderr or --log-file), with llama.cpp's own lines routed into it.

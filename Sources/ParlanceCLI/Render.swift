@@ -55,7 +55,43 @@ enum Render {
             let reason = m["reason"]?.stringValue.map { " (\($0))" } ?? ""
             return [(m["isDefault"]?.boolValue == true ? "* " : "  ") + (m["name"]?.stringValue ?? ""), state + reason, size, m["path"]?.stringValue ?? ""]
         }
-        return table([["  NAME", "STATE", "SIZE", "PATH"]] + rows)
+        var out = table([["  NAME", "STATE", "SIZE", "PATH"]] + rows)
+        let available = r["available"]?.arrayValue ?? []
+        let sources: [(key: String, title: String)] = [
+            ("ollama", "Ollama"), ("parlance", "Pulled by Parlance"), ("hf", "Hugging Face cache"), ("llamacpp", "llama.cpp cache"),
+            ("lmstudio", "LM Studio"), ("gpt4all", "GPT4All"), ("folder", "Model folders (modelDirs)"),
+        ]
+        for (key, title) in sources {
+            let group = available.filter { $0["source"]?.stringValue == key }
+            guard !group.isEmpty else { continue }
+            out += "\n\(title):\n"
+            out += table([["  NAME", "ARCH", "PARAMS", "QUANT", "CTX", "SIZE", "MEMORY", "FITS", "NOTES"]] + group.map { m in
+                var notes: [String] = []
+                if m["chatTemplate"]?.boolValue == false { notes.append("no chat template (base model)") }
+                if m["supported"]?.boolValue == false { notes.append("architecture not supported by this llama.cpp") }
+                if let n = m["parts"]?.intValue, n > 1 { notes.append("\(n) parts") }
+                let fits = m["fits"]?.boolValue.map { $0 ? "yes" : "no" } ?? "?"
+                return ["  " + (m["name"]?.stringValue ?? ""), m["architecture"]?.stringValue ?? "?", m["parameters"]?.stringValue ?? "-",
+                        m["quantization"]?.stringValue ?? "-", m["contextLength"]?.intValue.map(String.init) ?? "-",
+                        m["fileBytes"]?.intValue.map { bytes($0) } ?? "-", m["estimatedBytes"]?.intValue.map { bytes($0) } ?? "-", fits,
+                        notes.joined(separator: "; ")]
+            })
+        }
+        if available.isEmpty {
+            out += "\nNo models found in Ollama's store, the Hugging Face cache, llama.cpp's cache, LM Studio or GPT4All.\n"
+        }
+        out += "\nUse one: --model NAME, or `parlance models use NAME`; get one: `parlance models pull hf:ORG/REPO[:QUANT]` or `ollama:NAME[:TAG]`.\n"
+        return out
+    }
+
+    /// A `model/pull` result.
+    static func pulled(_ r: JSONValue) -> String {
+        let name = r["name"]?.stringValue ?? "?"
+        let size = r["bytes"]?.intValue.map { bytes($0) } ?? "?"
+        let how = r["downloaded"]?.boolValue == false ? "already complete on disk"
+            : (r["resumedBytes"]?.intValue ?? 0) > 0 ? "downloaded (resumed after \(bytes(r["resumedBytes"]!.intValue!)))" : "downloaded"
+        return "\(name): \(size), \(how)\n  path: \(r["path"]?.stringValue ?? "?")\n  sha256: \(r["sha256"]?.stringValue ?? "?")\n"
+            + "  use it: --model \(name)\n"
     }
 
     static func table(_ rows: [[String]]) -> String {

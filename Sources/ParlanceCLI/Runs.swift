@@ -75,6 +75,22 @@ enum Runs {
 
     static func models(_ inv: Invocation) async throws -> Int32 {
         let t = inv.session.terminal
+        switch inv.positionals.first {
+        case "pull":
+            guard inv.positionals.count == 2 else { throw UsageError("models pull takes one model: hf:ORG/REPO[:QUANT] or ollama:NAME[:TAG]", command: "models") }
+            var lines: (@Sendable (ParlanceProtocol.Progress.Value) -> Void)? = nil
+            if inv.json { lines = { (v: ParlanceProtocol.Progress.Value) in t.out(v.json.serialized() + "\n") } }
+            let r = try await inv.session.request(ModelPull.name, JSONObject([("model", .string(inv.positionals[1]))]), lines: lines)
+            t.out(inv.json ? r.serialized() + "\n" : Render.pulled(r))
+            return 0
+        case "use":
+            guard inv.positionals.count == 2 else { throw UsageError("models use takes one model name", command: "models") }
+            return try await ModelsUse.run(inv.positionals[1], inv)
+        default:
+            guard inv.positionals.count <= 1 else {
+                throw UsageError("models takes at most one model name (or pull NAME, use NAME), got \(inv.positionals.count) arguments", command: "models")
+            }
+        }
         if let name = inv.positionals.first {
             let r = try await inv.session.request(ModelStatus.name, JSONObject([("model", .string(name))]), progress: false)
             t.out(inv.json ? r.serialized() + "\n" : Render.fields(r))

@@ -62,6 +62,9 @@ public struct ChatPrompt: Sendable {
         return out
     }
 
+    /// What a model without a chat template is prompted with, as status and provenance say it.
+    public static let fallbackTemplate = "no chat template in the model file (a base model); prompted with Parlance's plain template: \"### Instructions\", \"### User\", \"### Assistant\" headings"
+
     /// A readable fallback for models without a chat template (base models).
     private func plainPieces(_ messages: [ChatMessage], addAssistant: Bool) -> [Piece] {
         var out: [Piece] = []

@@ -127,6 +127,21 @@ public struct KVCacheTypes: Sendable, Hashable {
 }
 
 public struct ModelInfo: Sendable, Hashable {
+    /// A name a person recognizes: the registry's (or the file's, for a bare path), with
+    /// the size label and quantization beside it when the name does not already say them
+    /// (`SmolLM2-135M-Instruct.Q4_1`, `ollama:llama3.2:3b (3B, Q4_K_M)`). Not the
+    /// header's `general.name`, which is often a training run's ("Smollm2 135M 8k Lc100K Mix1 Ep2").
+    public static func displayName(config: EngineConfig, header: GGUFInfo, description: String) -> String {
+        let file = (config.modelPath as NSString).lastPathComponent
+        let stem = file.lowercased().hasSuffix(".gguf") ? String(file.dropLast(5)) : file
+        let base = config.name.isEmpty ? stem : config.name
+        // llama.cpp's description is "<arch> <size> <file type>": its last word is the quantization.
+        let quant = description.split(separator: " ").last.map(String.init).flatMap { $0.contains("?") ? nil : $0 }
+        let extras = [header.metadata["general.size_label"], quant].compactMap { $0 }
+            .filter { !$0.isEmpty && !base.lowercased().contains($0.lowercased()) }
+        return extras.isEmpty ? base : base + " (" + extras.joined(separator: ", ") + ")"
+    }
+
     public var path: String
     public var name: String?
     public var architecture: String?
@@ -184,7 +199,8 @@ public final class Engine: Sendable {
         prompt = ChatPrompt(model: model)
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: config.modelPath)[.size] as? Int) ?? 0
         info = ModelInfo(
-            path: config.modelPath, name: gguf.name, architecture: gguf.architecture, description: model.description,
+            path: config.modelPath, name: ModelInfo.displayName(config: config, header: gguf, description: model.description),
+            architecture: gguf.architecture, description: model.description,
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
             templateSha256: SHA256.hex(model.chatTemplate ?? ""), layers: model.layerCount,

@@ -142,6 +142,9 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Cancelled; carries the text generated so far.
     case cancelled(partial: String, generatedTokens: Int)
     case shutDown
+    /// A store name (`ollama:…`, `hf:…`, `lmstudio:…`) that names no model on disk now.
+    /// `reason`: notDownloaded, invalidName or incomplete; `message` says what was looked for.
+    case notOnDisk(name: String, reason: String, message: String, suggestions: [String], pullCommand: String?)
 
     public var description: String {
         switch self {
@@ -157,6 +160,11 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .queueFull(let c): return "the request queue is full (\(c) waiting); retry later"
         case .cancelled: return "request cancelled"
         case .shutDown: return "the engine is shutting down"
+        case .notOnDisk(_, _, let message, let suggestions, let pull):
+            var s = message
+            if !suggestions.isEmpty { s += "; closest on disk: " + suggestions.joined(separator: ", ") }
+            if let pull { s += "; to download it: \(pull)" }
+            return s
         }
     }
 }

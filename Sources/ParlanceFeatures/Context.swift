@@ -56,7 +56,8 @@ public struct RequestContext: Sendable {
     /// The same request choosing its model: `name` (params' `model`) or else `routes`.
     /// An unknown name is -32602 here, before any work.
     public func choosingModel(_ name: String?, routes: [String]) throws -> RequestContext {
-        if let name, !services.models.has(name) { throw services.models.unknown(name) }
+        // A registered name, or a model on disk by its store name or path (added now).
+        if let name { _ = try services.models.resolve(ModelChoice(name: name, routes: [])) }
         var c = self
         c.model = ModelChoice(name: name, routes: routes)
         return c

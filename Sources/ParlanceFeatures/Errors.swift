@@ -43,6 +43,11 @@ public enum ErrorMapping {
             return ResponseError(failed, e.description, data: ["error": "concurrentRequests", "queueCapacity": .int(cap)])
         case .cancelled(let partial, let n):
             return ResponseError(.requestCancelled, "request cancelled", data: ["partial": .string(partial), "generatedTokens": .int(n)])
+        case .notOnDisk(let name, let reason, _, let suggestions, let pull):
+            var data: JSONObject = ["error": "modelUnavailable", "reason": .string(reason), "message": .string(e.description), "model": .string(name),
+                                   "suggestions": .array(suggestions.map { .string($0) })]
+            if let pull { data["pullCommand"] = .string(pull) }
+            return ResponseError(unavailable, e.description, data: .object(data))
         case .shutDown:
             return ResponseError(.requestCancelled, "the server is shutting down", data: ["partial": "", "generatedTokens": 0])
         }

@@ -57,6 +57,8 @@ public struct Provenance: Codable, Sendable, Hashable, Schematic {
     /// SHA-256 of the chat template; for a remote model, of the empty string (the server
     /// applies its own).
     public var templateSha256: String
+    /// Present when the model has no chat template: which template was used instead.
+    public var templateFallback: String? = nil
     /// `host:port` of the OpenAI-compatible server (a remote model).
     public var endpoint: String? = nil
     /// The model name the server serves it under (a remote model).
@@ -129,8 +131,11 @@ public struct GenerationOptions: Codable, Sendable, Hashable, Schematic {
 extension SchemaHint {
     /// `model`, said once for every method that generates.
     public static let model = SchemaHint(description: """
-        A model by its registry name (model/list). Default: the route for this method or its family in the config \
-        file, else the default model. An unknown name is -32602 with data.models listing the names.
+        A model by its registry name (model/list), or a model on disk by its store name: ollama:NAME[:TAG], \
+        hf:ORG/REPO[:QUANT], lmstudio:PUBLISHER/REPO[/FILE] (model/list's `available`), or a GGUF file's path. \
+        Default: the route for this method or its family in the config file, else the default model. An unknown \
+        registry name is -32602 with data.models listing the names; a store name not on disk is -32001 with \
+        data.reason notDownloaded, data.suggestions and data.pullCommand.
         """, minLength: 1)
 
     /// What `speculative` does, said once for every method that takes it.
@@ -164,6 +169,8 @@ public struct ModelDescription: Codable, Sendable, Hashable, Schematic {
     public var trainedContextSize: Int
     public var vocabularySize: Int
     public var chatTemplate: Bool
+    /// Present when the model has no chat template: which template is used instead.
+    public var templateFallback: String? = nil
     public var sha256: String
     /// Repeating layers; `gpuLayers` of `layers + 1` (with the output layer) are on a GPU.
     public var layers: Int?
@@ -174,7 +181,9 @@ public struct ModelDescription: Codable, Sendable, Hashable, Schematic {
     public var memory: ModelMemory?
     public init(path: String, name: String?, architecture: String?, description: String, parameters: Int, fileBytes: Int,
                 contextSize: Int, trainedContextSize: Int, vocabularySize: Int, chatTemplate: Bool, sha256: String,
-                layers: Int? = nil, gpuLayers: Int? = nil, gpuLayersRequested: String? = nil, memory: ModelMemory? = nil) {
+                layers: Int? = nil, gpuLayers: Int? = nil, gpuLayersRequested: String? = nil, memory: ModelMemory? = nil,
+                templateFallback: String? = nil) {
+        self.templateFallback = templateFallback
         self.memory = memory
         self.layers = layers
         self.gpuLayers = gpuLayers
@@ -223,6 +232,8 @@ public enum Availability: String, Codable, Sendable, SchemaEnum {
 
 public enum UnavailableReason: String, Codable, Sendable, SchemaEnum {
     case modelNotFound, invalidModelFile, loading, contextTooSmall, memoryBudget
+    /// A store name (`hf:…`, `ollama:…`) whose model is not on disk: `parlance models pull` gets it.
+    case notDownloaded
     /// A remote model whose server cannot be used now (`message` says why).
     case remoteUnavailable
 }

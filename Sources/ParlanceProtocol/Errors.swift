@@ -15,12 +15,19 @@ public struct ProtocolError: Sendable, Hashable {
     /// `--max-loaded-models`, `--max-model-bytes` or the memory the system has available,
     /// and the loaded models in the way are busy: the numbers are in `neededBytes`,
     /// `loadedBytes`, `maxModelBytes`, `availableBytes`, `loadedModels`, `maxLoadedModels`,
-    /// `busy`). `data.model` names the registry entry.
+    /// `busy`). `data.model` names the registry entry. A store name that does not resolve:
+    /// `notDownloaded` (with `suggestions`, the closest names on disk, and `pullCommand`),
+    /// `invalidName` or `incomplete` (a split model missing a part). A failed `model/pull`:
+    /// `notFound` (`available`: the quantizations or tags that exist), `unauthorized` (a gated
+    /// repository: set HF_TOKEN), `network` (`url`, `status`), `diskFull` (`neededBytes`,
+    /// `freeBytes`), `checksum`, `insecure` (plain http:// off loopback) or `cancelled`.
     public static let modelUnavailable = ProtocolError(
         code: -32001, name: "modelUnavailable", meaning: "The model cannot be used; data.reason says why.",
         data: ["type": "object", "properties": [
-            "error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall", "memoryBudget", "remoteUnavailable"]],
+            "error": ["const": "modelUnavailable"], "reason": ["type": "string", "enum": ["modelNotFound", "invalidModelFile", "loading", "contextTooSmall", "memoryBudget", "remoteUnavailable", "notDownloaded", "invalidName", "incomplete", "notFound", "unauthorized", "network", "diskFull", "checksum", "insecure", "cancelled"]],
             "message": ["type": "string"], "path": ["type": "string"], "model": ["type": "string"],
+            "suggestions": ["type": "array", "items": ["type": "string"]], "pullCommand": ["type": "string"],
+            "available": ["type": "array", "items": ["type": "string"]], "freeBytes": ["type": "integer"], "url": ["type": "string"], "status": ["type": "integer"],
             "neededBytes": ["type": "integer"], "loadedBytes": ["type": "integer"], "maxModelBytes": ["type": "integer"], "availableBytes": ["type": "integer"],
             "loadedModels": ["type": "array", "items": ["type": "string"]], "maxLoadedModels": ["type": "integer"],
             "busy": ["type": "array", "items": ["type": "string"]]], "required": ["error", "reason", "message"]])

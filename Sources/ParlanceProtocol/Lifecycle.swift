@@ -177,7 +177,7 @@ public enum Progress: RPCNotification {
         }
     }
     public enum Kind: String, Codable, Sendable, SchemaEnum { case begin, report, end }
-    public enum Phase: String, Codable, Sendable, SchemaEnum { case loading, queued, tokenizing, prompt, generating, map, reduce, verifying, toolCall, done }
+    public enum Phase: String, Codable, Sendable, SchemaEnum { case loading, queued, tokenizing, prompt, generating, map, reduce, verifying, toolCall, downloading, done }
     public struct Value: Codable, Sendable, Schematic {
         public var kind: Kind
         public var title: String?
@@ -202,11 +202,14 @@ public enum Progress: RPCNotification {
         public var restart: Bool?
         /// Phase toolCall: a call sent to the client, or its outcome.
         public var toolCall: ToolCallProgress?
+        /// Phase downloading (`model/pull`): the bytes so far.
+        public var download: DownloadProgress?
         public init(kind: Kind, title: String? = nil, message: String? = nil, percentage: Int? = nil, cancellable: Bool? = nil,
                     phase: Phase? = nil, delta: String? = nil, part: String? = nil, partial: JSONValue? = nil,
                     promptTokens: Int? = nil, evaluatedTokens: Int? = nil, cachedTokens: Int? = nil, queuePosition: Int? = nil,
-                    attempt: Int? = nil, restart: Bool? = nil, toolCall: ToolCallProgress? = nil) {
+                    attempt: Int? = nil, restart: Bool? = nil, toolCall: ToolCallProgress? = nil, download: DownloadProgress? = nil) {
             self.toolCall = toolCall
+            self.download = download
             self.attempt = attempt
             self.restart = restart
             self.kind = kind
@@ -247,6 +250,7 @@ public enum Progress: RPCNotification {
             if let attempt { o["attempt"] = .int(attempt) }
             if let restart { o["restart"] = .bool(restart) }
             if let toolCall, let v = try? JSONValue(encoding: toolCall) { o["toolCall"] = v }
+            if let download, let v = try? JSONValue(encoding: download) { o["download"] = v }
             return .object(o)
         }
     }

@@ -125,6 +125,10 @@ public enum ModelList: RPCMethod {
         /// The daemon's resident set size now.
         public var residentBytes: Int
         public var devices: [ModelStatus.Device]
+        /// The models on this machine in other tools' stores (Ollama, the Hugging Face cache,
+        /// llama.cpp's cache, LM Studio, GPT4All, the config file's modelDirs) and what
+        /// `model/pull` fetched: each can be named wherever a model is.
+        public var available: [AvailableModel]? = nil
         public init(models: [Entry], defaultModel: String, routes: [Route], maxLoadedModels: Int?, maxModelBytes: Int?,
                     loadedBytes: Int, residentBytes: Int, devices: [ModelStatus.Device]) {
             self.models = models
@@ -250,5 +254,110 @@ public struct RemoteModelInfo: Codable, Sendable, Hashable, Schematic {
         self.activeCalls = activeCalls
         self.timeoutMs = timeoutMs
         self.apiKey = apiKey
+    }
+}
+
+/// A model found on disk, read from its GGUF header only.
+public struct AvailableModel: Codable, Sendable, Hashable, Schematic {
+    /// The name to use in `--model`, the config file, `model/load` and a request's `model`.
+    public var name: String
+    /// The tool whose store holds it.
+    public var source: String
+    /// The file llama.cpp opens (a split model's first part).
+    public var path: String
+    /// How many files it is (a split GGUF is one model, listed only when every part is present).
+    public var parts: Int
+    public var architecture: String?
+    /// The size label ("3B") or parameter count.
+    public var parameters: String?
+    public var quantization: String?
+    public var contextLength: Int?
+    /// False for a base model: it is served with a plain fallback template, and its results' provenance says so.
+    public var chatTemplate: Bool
+    /// Whether the linked llama.cpp knows its architecture (absent: the header names none).
+    public var supported: Bool?
+    public var fileBytes: Int
+    /// Weights, an f16 KV cache at its context (at most 4,096) and compute buffers.
+    public var estimatedBytes: Int
+    /// Whether that fits in the memory available now (absent: unknown).
+    public var fits: Bool?
+    public static let schemaHints: [String: SchemaHint] = [
+        "source": SchemaHint(enumValues: ["ollama", "hf", "llamacpp", "lmstudio", "gpt4all", "folder", "parlance"]),
+    ]
+    public init(name: String, source: String, path: String, parts: Int, architecture: String?, parameters: String?, quantization: String?,
+                contextLength: Int?, chatTemplate: Bool, supported: Bool?, fileBytes: Int, estimatedBytes: Int, fits: Bool?) {
+        self.name = name
+        self.source = source
+        self.path = path
+        self.parts = parts
+        self.architecture = architecture
+        self.parameters = parameters
+        self.quantization = quantization
+        self.contextLength = contextLength
+        self.chatTemplate = chatTemplate
+        self.supported = supported
+        self.fileBytes = fileBytes
+        self.estimatedBytes = estimatedBytes
+        self.fits = fits
+    }
+}
+
+public enum ModelPull: RPCMethod {
+    public static let name = "model/pull"
+    public static let summary = """
+        Download a model: hf:ORG/REPO[:QUANT] into the Hugging Face cache (shared with every tool that reads it), or \
+        ollama:[HOST/]NAME[:TAG] from an OCI registry into Parlance's own data folder. An interrupted pull resumes; \
+        every file is checked against its sha256 before it is kept. Reports phase downloading with bytes, rate and ETA.
+        """
+    public static let errors: [ProtocolError] = [.modelUnavailable]
+    public struct Params: Codable, Sendable, Schematic {
+        public var model: String
+        public var workDoneToken: JSONValue?
+        public init(model: String) { self.model = model }
+        public static let schemaHints: [String: SchemaHint] = [
+            "model": SchemaHint(description: "hf:ORG/REPO[:QUANT] (default quantization Q4_K_M, then Q8_0, then the first) or ollama:[HOST/][NAMESPACE/]NAME[:TAG] (default tag latest).",
+                                minLength: 4),
+        ]
+    }
+    public struct Result: Codable, Sendable, Schematic {
+        /// The name it resolves under now (quantization or tag filled in).
+        public var name: String
+        public var path: String
+        public var parts: [String]
+        public var bytes: Int
+        public var sha256: String
+        /// Bytes that were already on disk (a resumed pull, or a model already complete).
+        public var resumedBytes: Int
+        /// False when the model was complete on disk already and nothing was transferred.
+        public var downloaded: Bool
+        public init(name: String, path: String, parts: [String], bytes: Int, sha256: String, resumedBytes: Int, downloaded: Bool) {
+            self.name = name
+            self.path = path
+            self.parts = parts
+            self.bytes = bytes
+            self.sha256 = sha256
+            self.resumedBytes = resumedBytes
+            self.downloaded = downloaded
+        }
+    }
+}
+
+/// A `model/pull` report: the file being transferred and the bytes so far.
+public struct DownloadProgress: Codable, Sendable, Hashable, Schematic {
+    public var file: String
+    public var completedBytes: Int
+    public var totalBytes: Int?
+    public var bytesPerSecond: Double
+    /// Seconds left at the current rate (absent: unknown).
+    public var etaSeconds: Double?
+    /// Bytes an interrupted pull had left on disk (resumed, not sent again).
+    public var resumedBytes: Int
+    public init(file: String, completedBytes: Int, totalBytes: Int?, bytesPerSecond: Double, etaSeconds: Double?, resumedBytes: Int) {
+        self.file = file
+        self.completedBytes = completedBytes
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        self.etaSeconds = etaSeconds
+        self.resumedBytes = resumedBytes
     }
 }

@@ -44,8 +44,12 @@ public final class HTTPClient: Sendable {
     }()
 
     /// Sends the request; the stream yields the head then body chunks, and ends when the
-    /// body does, or throws a `RemoteFault`.
-    public func send(_ request: URLRequest, timeout: Duration, host: String) -> AsyncThrowingStream<Chunk, any Error> {
+    /// body does, or throws a `RemoteFault`. With `followRedirects: false` a 3xx answer is
+    /// the answer (its head, then its body), for callers that follow redirects themselves
+    /// (URLSession would send every header, `Authorization` too, to whatever host a
+    /// redirect names, and follow https:// to http://). The socket client (http://) never
+    /// follows redirects.
+    public func send(_ request: URLRequest, timeout: Duration, host: String, followRedirects: Bool = true) -> AsyncThrowingStream<Chunk, any Error> {
         if request.url?.scheme?.lowercased() == "http" {
             let (stream, continuation) = AsyncThrowingStream<Chunk, any Error>.makeStream(bufferingPolicy: .unbounded)
             let call = Call(continuation: continuation, host: host, timeout: timeout)
@@ -64,7 +68,7 @@ public final class HTTPClient: Sendable {
         let (stream, continuation) = AsyncThrowingStream<Chunk, any Error>.makeStream(bufferingPolicy: .unbounded)
         let (session, delegate) = Self.tls
         let task = session.dataTask(with: request)
-        let call = Call(continuation: continuation, host: host, timeout: timeout)
+        let call = Call(continuation: continuation, host: host, timeout: timeout, followRedirects: followRedirects)
         delegate.calls.withLock { $0[task.taskIdentifier] = call }
         continuation.onTermination = { reason in
             if case .cancelled = reason { task.cancel() }
@@ -82,11 +86,13 @@ public final class HTTPClient: Sendable {
         /// Bytes (or the head) seen since the watchdog last looked; whether any byte came.
         let activity = Mutex<(seen: Bool, any: Bool, timedOut: Bool)>((false, false, false))
         let watchdog = Mutex<Task<Void, Never>?>(nil)
+        let followRedirects: Bool
 
-        init(continuation: AsyncThrowingStream<Chunk, any Error>.Continuation, host: String, timeout: Duration) {
+        init(continuation: AsyncThrowingStream<Chunk, any Error>.Continuation, host: String, timeout: Duration, followRedirects: Bool = true) {
             self.continuation = continuation
             self.host = host
             self.timeout = timeout
+            self.followRedirects = followRedirects
         }
 
         func arm(cancel: @escaping @Sendable () -> Void) {
@@ -132,6 +138,11 @@ public final class HTTPClient: Sendable {
                 c.continuation.yield(.head(status: http?.statusCode ?? 0, headers: headers))
             }
             completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            completionHandler(call(task)?.followRedirects == false ? nil : request)
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -45,6 +45,7 @@ enum Registry {
         r.on(ModelStatus.self, Models.status)
         r.on(ModelList.self) { _, ctx in await Models.list(ctx.services) }
         r.on(ModelLoad.self, Models.load)
+        r.on(ModelPull.self, Models.pull)
 
         // Sessions
         r.on(SessionCreate.self, ordered: true, Sessions.create)

@@ -85,8 +85,21 @@ if matrixOnly {
     exit(0)
 }
 // `--models-only`: only the registry's figures.
+/// `object` with `key` set to `value`.
+func adding(_ key: String, _ value: JSONValue, to object: JSONValue) -> JSONValue {
+    guard case .object(var o) = object else { return object }
+    o[key] = value
+    return .object(o)
+}
+/// The loopback hub server the tests use (the pull is timed against curl on it).
+let hubServerScript: String? = {
+    let p = URL(fileURLWithPath: daemonPath).deletingLastPathComponent().appendingPathComponent("../../tests/hub_server.py").standardizedFileURL.path
+    return FileManager.default.fileExists(atPath: p) ? p : FileManager.default.fileExists(atPath: "tests/hub_server.py") ? "tests/hub_server.py" : nil
+}()
 if modelsOnly {
-    print(try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
+    let models = adding("stores", try storesBench(modelPath: modelPath, hubServer: hubServerScript),
+                        to: try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads))
+    print(models.serialized(pretty: true))
     exit(0)
 }
 // `--remote-only`: only the remote-engine figures (needs PARLANCE_LLAMA_SERVER).
@@ -292,7 +305,9 @@ let manyAtOnce = try concurrencyBench(daemonPath: daemonPath, modelPath: modelPa
 log("the LSP surface: code-action menu, rewrite after the choice, keystrokes on 1 MB")
 let lsp = try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 log("models: initialize with a model configured, a cold model's first token, RSS with one and two models")
-let models = try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
+log("models on disk: listing stores with 50 models, resolving a name, a pull against curl")
+let models = adding("stores", try storesBench(modelPath: modelPath, hubServer: hubServerScript),
+                    to: try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads))
 log("command line: parlance ask / rewrite, first token on a terminal, against --stdio")
 let cli = try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 log("remote: the same completion straight to llama-server and through Parlance")
@@ -355,6 +370,9 @@ var out: JSONValue = [
         "lspRewrite<=composeOneTone+100ms": lsp["targets"]?["rewrite<=composeOneTone+100ms"] ?? false,
         "lspDidChange1MB<=1ms": lsp["targets"]?["didChange1MB<=1ms"] ?? false,
         "initialize<=50ms": models["targets"]?["initialize<=50ms"] ?? false,
+        "storesList50<100ms": models["stores"]?["targets"]?["list50<100ms"] ?? false,
+        "storesResolve<5ms": models["stores"]?["targets"]?["resolve<5ms"] ?? false,
+        "pull>=0.9xCurl": models["stores"]?["targets"]?["pull>=0.9xCurl"] ?? false,
         "remoteAddedFirstToken<=10ms": remote["targets"]?["addedFirstToken<=10ms"] ?? false,
         "mcpOverhead<=5ms": mcpCalls["targets"]?["mcpOverhead<=5ms"] ?? false,
         "remoteThroughput>=97%": remote["targets"]?["throughput>=97%"] ?? false,

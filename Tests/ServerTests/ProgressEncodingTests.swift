@@ -17,6 +17,8 @@ final class ProgressEncodingTests: XCTestCase {
         values.append(V(kind: .report, message: "queued", phase: .queued, queuePosition: 2))
         values.append(V(kind: .report, message: "attempt 2 kept", phase: .verifying, delta: "é 😀", part: "p", attempt: 2, restart: true))
         values.append(V(kind: .report, message: "calling get_weather", phase: .toolCall, toolCall: call))
+        values.append(V(kind: .report, message: "12 MB of 98 MB", percentage: 12, phase: .downloading,
+                        download: DownloadProgress(file: "m.gguf", completedBytes: 12, totalBytes: 98, bytesPerSecond: 4.5, etaSeconds: 19, resumedBytes: 3)))
         let end: ParlanceProtocol.Progress.Kind = .end
         values.append(V(kind: end, message: "done"))
         for v in values {

@@ -143,5 +143,6 @@ extension Engine: LanguageModel {
     public func describe(_ p: inout Provenance) {
         p.modelSha256 = modelSha256
         p.templateSha256 = info.templateSha256
+        if !info.chatTemplate { p.templateFallback = ChatPrompt.fallbackTemplate }
     }
 }

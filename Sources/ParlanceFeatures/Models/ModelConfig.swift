@@ -2,6 +2,7 @@ import Foundation
 import ParlanceEngine
 import ParlanceJSON
 import ParlanceMCP
+import ParlanceModelStores
 import ParlanceRemote
 import ParlanceSchema
 
@@ -22,6 +23,9 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     public var maxModelBytes: Int?
     /// MCP servers sessions may use, in the shape MCP hosts' config files use.
     public var mcpServers: [String: MCPServerEntry]?
+    /// Folders of GGUF files to list beside the other tools' stores (`parlance models`);
+    /// `~/` and paths relative to the config file are allowed.
+    public var modelDirs: [String]?
 
     public struct MCPServerEntry: Codable, Sendable, Schematic {
         public var command: String
@@ -43,7 +47,8 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     }
 
     public struct ModelEntry: Codable, Sendable, Schematic {
-        /// A GGUF file; or `openai:URL#served-model`, like `url`.
+        /// A GGUF file; a model on disk by its store name (`ollama:NAME[:TAG]`,
+        /// `hf:ORG/REPO[:QUANT]`, `lmstudio:PUBLISHER/REPO[/FILE]`); or `openai:URL#served-model`, like `url`.
         public var path: String?
         /// A remote model: the base URL of an OpenAI-compatible API (`http://gpu-box:8000/v1`).
         public var url: String?
@@ -69,7 +74,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         public var gpuLayers: String?
         public var keepAlive: Double?
         public static let schemaHints: [String: SchemaHint] = [
-            "path": SchemaHint(description: "A GGUF file; relative paths are relative to the config file.", minLength: 1),
+            "path": SchemaHint(description: "A GGUF file (relative paths are relative to the config file), or a store name: ollama:NAME[:TAG], hf:ORG/REPO[:QUANT], lmstudio:PUBLISHER/REPO[/FILE].", minLength: 1),
             "url": SchemaHint(description: "A remote model: an OpenAI-compatible API's base URL (http:// only on loopback).", minLength: 1),
             "timeoutSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
             "maxConcurrentRequests": SchemaHint(minimum: 1, maximum: 256),
@@ -114,12 +119,15 @@ public struct ConfigFile: Codable, Sendable, Schematic {
             guard (m.path == nil) != (m.url == nil) else {
                 throw Problem(description: "config file \(path): models.\(name) needs exactly one of path (a GGUF file) and url (a remote server)")
             }
-            guard let p = m.path, !RemoteSpec.isRemote(p) else { continue }
+            guard let p = m.path, !RemoteSpec.isRemote(p), !ModelCatalogue.isStoreName(p) else { continue }
             if p.hasPrefix("~/") {
                 file.models?[name]?.path = NSHomeDirectory() + String(p.dropFirst())
             } else if !p.hasPrefix("/") {
                 file.models?[name]?.path = dir.isEmpty ? p : dir + "/" + p
             }
+        }
+        file.modelDirs = file.modelDirs?.map { d in
+            d.hasPrefix("~/") ? NSHomeDirectory() + String(d.dropFirst()) : d.hasPrefix("/") || dir.isEmpty ? d : dir + "/" + d
         }
         return file
     }
@@ -184,7 +192,8 @@ public struct RegistryBuilder: Sendable {
             if RemoteSpec.isRemote(engine.modelPath) || entry?.url != nil {
                 remote = try RemoteSpec.endpoint(engine.modelPath, entry: entry, contextSize: explicit.contains("--ctx") ? base.contextSize : entry?.contextSize)
             }
-            let m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep, remote: remote)
+            let m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep, remote: remote,
+                                    storeName: ModelCatalogue.isStoreName(engine.modelPath) ? engine.modelPath : nil)
             if let i = models.firstIndex(where: { $0.name == name }) { models[i] = m } else { models.append(m) }
         }
         for (name, entry) in (file?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -213,8 +222,14 @@ public struct RegistryBuilder: Sendable {
             c.modelSearch = fallbackSearch
             try add(ModelNames.fromPath(fallback), c, keep: nil)
         }
-        let names = Set(models.map(\.name))
         let chosenDefault = defaultModel ?? firstFlag ?? file?.defaultModel ?? models[0].name
+        // A default named by its store name (`parlance models use hf:…`) is registered as such.
+        if !models.contains(where: { $0.name == chosenDefault }), ModelCatalogue.isStoreName(chosenDefault) {
+            var c = base
+            c.modelPath = chosenDefault
+            try add(chosenDefault, c, keep: nil)
+        }
+        let names = Set(models.map(\.name))
         guard names.contains(chosenDefault) else {
             throw ConfigFile.Problem(description: "default model '\(chosenDefault)' is not in the registry (\(models.map(\.name).joined(separator: ", ")))")
         }
@@ -222,8 +237,14 @@ public struct RegistryBuilder: Sendable {
         for (route, model) in allRoutes where !names.contains(model) {
             throw ConfigFile.Problem(description: "route '\(route)' names model '\(model)', which is not in the registry (\(models.map(\.name).joined(separator: ", ")))")
         }
-        return RegistrySettings(models: models, defaultModel: chosenDefault, routes: allRoutes,
-                                maxLoadedModels: maxLoadedModels ?? file?.maxLoadedModels, maxModelBytes: maxModelBytes ?? file?.maxModelBytes)
+        var settings = RegistrySettings(models: models, defaultModel: chosenDefault, routes: allRoutes,
+                                        maxLoadedModels: maxLoadedModels ?? file?.maxLoadedModels, maxModelBytes: maxModelBytes ?? file?.maxModelBytes)
+        settings.stores = StoreEnvironment(modelDirs: file?.modelDirs ?? [])
+        var onDemand = base
+        onDemand.modelSearch = []
+        settings.onDemand = onDemand
+        settings.onDemandKeepAlive = defaultKeep
+        return settings
     }
 }
 

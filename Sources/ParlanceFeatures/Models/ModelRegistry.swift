@@ -2,6 +2,7 @@ import Foundation
 import JSONRPC
 import ParlanceEngine
 import ParlanceJSON
+import ParlanceModelStores
 import ParlanceProtocol
 import ParlanceRemote
 import Synchronization
@@ -14,8 +15,12 @@ public struct RegisteredModel: Sendable {
     public var keepAlive: Double
     /// Served by an OpenAI-compatible server instead of loaded here (`--model NAME=openai:URL`).
     public var remote: OpenAIEndpoint?
-    public init(name: String, engine: EngineConfig, keepAlive: Double, remote: OpenAIEndpoint? = nil) {
+    /// The store name it was given (`ollama:…`, `hf:…`, `lmstudio:…`): found on disk again
+    /// before each load, so a model pulled after the daemon started is served.
+    public var storeName: String?
+    public init(name: String, engine: EngineConfig, keepAlive: Double, remote: OpenAIEndpoint? = nil, storeName: String? = nil) {
         self.remote = remote
+        self.storeName = storeName
         var engine = engine
         engine.name = name
         self.name = name
@@ -34,6 +39,14 @@ public struct RegistrySettings: Sendable {
     public var maxModelBytes: Int?
     /// Bytes the system could give a new model now (nil: unknown, not checked).
     public var availableMemory: @Sendable () -> Int? = ProcessMemory.availableBytes
+    /// Where store names (`ollama:…`, `hf:…`, `lmstudio:…`) are looked up.
+    public var stores = StoreEnvironment()
+    /// The engine settings for a model a request names that is not registered (a store
+    /// name or a GGUF path): it is added to the registry on first use. nil: only
+    /// registered names are accepted.
+    public var onDemand: EngineConfig? = nil
+    /// Keep-alive for models added on demand.
+    public var onDemandKeepAlive: Double = 300
     public init(models: [RegisteredModel], defaultModel: String? = nil, routes: [String: String] = [:],
                 maxLoadedModels: Int? = nil, maxModelBytes: Int? = nil) {
         self.models = models
@@ -54,6 +67,8 @@ public enum ModelNames {
     /// A bare `--model PATH` is named after its file: `SmolLM2-135M-Instruct.Q4_1.gguf` →
     /// `SmolLM2-135M-Instruct.Q4_1`.
     public static func fromPath(_ path: String) -> String {
+        // A store name is its own registry name: `ollama:llama3.2:3b`.
+        if ModelCatalogue.isStoreName(path) { return path }
         // openai:URL#served → the served model's name (its last path part), else the host.
         if RemoteSpec.isRemote(path) {
             let (url, served) = RemoteSpec.split(path)
@@ -84,7 +99,7 @@ public final class ModelRegistry: Sendable {
     }
 
     struct Slot {
-        let model: RegisteredModel
+        var model: RegisteredModel
         var phase: Phase = .unloaded
         /// Requests holding it now.
         var uses = 0
@@ -106,6 +121,8 @@ public final class ModelRegistry: Sendable {
     /// The models served elsewhere: never loaded here, outside the memory budget.
     public let remotes: [String: RemoteModel]
     private let slots: Mutex<[String: Slot]>  // guards every model's phase, uses and timers
+    /// Models added on demand (a request named a store name or a path), in order.
+    private let added = Mutex<[String]>([])  // guards the order they were added in
     private let log: @Sendable (String) -> Void
 
     public init(settings: RegistrySettings, log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -115,9 +132,9 @@ public final class ModelRegistry: Sendable {
         slots = Mutex(Dictionary(uniqueKeysWithValues: settings.models.map { ($0.name, Slot(model: $0)) }))
     }
 
-    public var names: [String] { settings.models.map(\.name) }
-    public func has(_ name: String) -> Bool { settings.models.contains { $0.name == name } }
-    public func model(_ name: String) -> RegisteredModel? { settings.models.first { $0.name == name } }
+    public var names: [String] { settings.models.map(\.name) + added.withLock { $0 } }
+    public func has(_ name: String) -> Bool { slots.withLock { $0[name] != nil } }
+    public func model(_ name: String) -> RegisteredModel? { slots.withLock { $0[name]?.model } }
 
     // MARK: choosing
 
@@ -131,7 +148,23 @@ public final class ModelRegistry: Sendable {
     /// the default.
     public func resolve(_ choice: ModelChoice) throws -> String {
         if let n = choice.name {
-            guard has(n) else { throw unknown(n) }
+            if has(n) { return n }
+            guard let base = settings.onDemand, ModelCatalogue.isStoreName(n) || n.lowercased().hasSuffix(".gguf") else { throw unknown(n) }
+            // A model on disk named by its store name or path: found now (a name that is
+            // not there is -32001 notDownloaded), then registered like a configured one.
+            if ModelCatalogue.isStoreName(n), case .failure(let e) = Self.locate(n, settings.stores) { throw ErrorMapping.response(for: e) }
+            var c = base
+            c.modelPath = n
+            let m = RegisteredModel(name: n, engine: c, keepAlive: settings.onDemandKeepAlive, storeName: ModelCatalogue.isStoreName(n) ? n : nil)
+            let inserted = slots.withLock { all in
+                if all[n] != nil { return false }
+                all[n] = Slot(model: m)
+                return true
+            }
+            if inserted {
+                added.withLock { $0.append(n) }
+                log("model '\(n)' added to the registry (named by a request)")
+            }
             return n
         }
         for key in choice.routes { if let n = settings.routes[key] { return n } }
@@ -155,6 +188,7 @@ public final class ModelRegistry: Sendable {
             }
             return remote
         }
+        try relocate(name)
         enum Step { case ready(Engine), wait(Task<Result<Engine, EngineError>, Never>, started: Bool) }
         // The budget counts a first load's KV cache from the file's header.
         if loadedEngine(name) == nil { _ = snapshot(name) }
@@ -219,6 +253,27 @@ public final class ModelRegistry: Sendable {
         }
     }
 
+    /// A store-named model not loaded now: found on disk again (it may have been pulled, or
+    /// removed, since), its path updated.
+    private func relocate(_ name: String) throws(EngineError) {
+        guard loadedEngine(name) == nil, let store = model(name)?.storeName else { return }
+        let path = try Self.locate(store, settings.stores).get()
+        slots.withLock { all in
+            guard all[name]?.model.engine.modelPath != path else { return }
+            all[name]?.model.engine.modelPath = path
+            all[name]?.inspected = nil
+            all[name]?.vocabulary = nil
+        }
+    }
+
+    /// The file a store name names on disk now.
+    static func locate(_ store: String, _ env: StoreEnvironment) -> Result<String, EngineError> {
+        do { return .success(try ModelCatalogue(env).resolve(store).path) } catch {
+            return .failure(.notOnDisk(name: store, reason: error.reason.rawValue, message: error.message, suggestions: error.suggestions,
+                                       pullCommand: error.pullCommand))
+        }
+    }
+
     /// Ends one use of the model; the last one starts its keep-alive.
     public func release(_ name: String) {
         slots.withLock { all in
@@ -279,6 +334,11 @@ public final class ModelRegistry: Sendable {
 
     /// One model's state; for an unloaded one the file is checked (its header read once).
     public func snapshot(_ name: String) -> Snapshot? {
+        do { try relocate(name) } catch {
+            guard let s = slots.withLock({ $0[name] }) else { return nil }
+            return Snapshot(model: s.model, phase: s.phase, uses: s.uses, idle: s.lastUsed.map { ContinuousClock.now - $0 }, loads: s.loads,
+                            measured: s.measured, estimatedBytes: 0, problem: error)
+        }
         guard let m = model(name) else { return nil }
         let s = slots.withLock { $0[name] }!
         var problem: EngineError? = nil

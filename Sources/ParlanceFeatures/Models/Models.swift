@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
+import JSONRPC
 import ParlanceEngine
+import ParlanceJSON
+import ParlanceModelStores
 import ParlanceProtocol
 import ParlanceRemote
 
@@ -41,10 +44,62 @@ public enum Models {
             e.remote = remoteInfo(r)
             return e
         }
-        return .init(models: entries, defaultModel: registry.settings.defaultModel,
-                     routes: registry.settings.routes.sorted { $0.key < $1.key }.map { .init(route: $0.key, model: $0.value) },
-                     maxLoadedModels: registry.settings.maxLoadedModels, maxModelBytes: registry.settings.maxModelBytes,
-                     loadedBytes: registry.loadedBytes, residentBytes: ProcessMemory.residentBytes ?? 0, devices: machineReading().devices)
+        var result = ModelList.Result(models: entries, defaultModel: registry.settings.defaultModel,
+                                      routes: registry.settings.routes.sorted { $0.key < $1.key }.map { .init(route: $0.key, model: $0.value) },
+                                      maxLoadedModels: registry.settings.maxLoadedModels, maxModelBytes: registry.settings.maxModelBytes,
+                                      loadedBytes: registry.loadedBytes, residentBytes: ProcessMemory.residentBytes ?? 0, devices: machineReading().devices)
+        result.available = available(registry.settings.stores)
+        return result
+    }
+
+    /// What is on disk in the stores, read from GGUF headers only.
+    static func available(_ stores: StoreEnvironment) -> [AvailableModel] {
+        var env = stores
+        env.availableBytes = env.availableBytes ?? ProcessMemory.availableBytes()
+        return ModelCatalogue(env).list().map {
+            AvailableModel(name: $0.name, source: $0.source.rawValue, path: $0.path, parts: $0.parts.count, architecture: $0.architecture,
+                           parameters: $0.parameters, quantization: $0.quantization, contextLength: $0.contextLength, chatTemplate: $0.hasChatTemplate,
+                           supported: $0.architectureSupported, fileBytes: $0.fileBytes, estimatedBytes: $0.estimatedBytes, fits: $0.fits)
+        }
+    }
+
+    /// `model/pull`: downloads into the Hugging Face cache or Parlance's own folder,
+    /// reporting bytes, rate and ETA; the pulled name can be used at once.
+    public static func pull(_ p: ModelPull.Params, _ ctx: RequestContext) async throws -> ModelPull.Result {
+        let progress = ctx.progress
+        progress.begin("Pulling \(p.model)")
+        let pulled: PulledModel
+        do {
+            pulled = try await ModelPuller.pull(p.model, environment: ctx.services.models.settings.stores) { r in
+                let eta = r.totalBytes.flatMap { total in r.bytesPerSecond > 0 ? Double(total - r.completedBytes) / r.bytesPerSecond : nil }
+                progress(.init(kind: .report, message: Self.describe(r, eta: eta),
+                               percentage: r.totalBytes.flatMap { $0 > 0 ? min(100, r.completedBytes * 100 / $0) : nil }, phase: .downloading,
+                               download: DownloadProgress(file: r.file, completedBytes: r.completedBytes, totalBytes: r.totalBytes,
+                                                          bytesPerSecond: r.bytesPerSecond, etaSeconds: eta, resumedBytes: r.resumedBytes)))
+            }
+        } catch {
+            if error.reason == .cancelled { throw CancellationError() }
+            var data: JSONObject = ["error": "modelUnavailable", "reason": .string(error.reason.rawValue), "message": .string(error.message),
+                                    "model": .string(p.model)]
+            if !error.available.isEmpty { data["available"] = .array(error.available.map { .string($0) }) }
+            if let n = error.neededBytes { data["neededBytes"] = .int(n) }
+            if let f = error.freeBytes { data["freeBytes"] = .int(f) }
+            if let u = error.url { data["url"] = .string(u) }
+            if let s = error.status { data["status"] = .int(s) }
+            throw ResponseError(ErrorCode(rawValue: ProtocolError.modelUnavailable.code), "could not pull \(p.model): \(error.message)", data: .object(data))
+        }
+        progress.end(pulled.downloaded ? "pulled \(pulled.name)" : "\(pulled.name) was already complete on disk")
+        return .init(name: pulled.name, path: pulled.path, parts: pulled.parts, bytes: pulled.bytes, sha256: pulled.sha256,
+                     resumedBytes: pulled.resumedBytes, downloaded: pulled.downloaded)
+    }
+
+    /// "12.0 MB of 98.1 MB, 45.2 MB/s, 2 s left".
+    static func describe(_ r: PullProgress, eta: Double?) -> String {
+        func mb(_ b: Int) -> String { String(format: "%.1f MB", Double(b) / 1e6) }
+        var s = mb(r.completedBytes) + (r.totalBytes.map { " of " + mb($0) } ?? "")
+        s += String(format: ", %.1f MB/s", r.bytesPerSecond / 1e6)
+        if let eta { s += eta < 90 ? String(format: ", %.0f s left", eta) : String(format: ", %.0f min left", eta / 60) }
+        return r.file + ": " + s
     }
 
     /// One model's status (default: the default model), without loading it; a remote
@@ -97,6 +152,7 @@ public enum Models {
     static func reason(_ e: EngineError) -> UnavailableReason {
         switch e {
         case .modelNotFound: return .modelNotFound
+        case .notOnDisk(_, let r, _, _, _): return r == "notDownloaded" ? .notDownloaded : r == "invalidName" ? .modelNotFound : .invalidModelFile
         case .contextTooSmall, .contextCreationFailed: return .contextTooSmall
         default: return .invalidModelFile
         }
@@ -162,7 +218,7 @@ public enum Models {
                     fileBytes: i.fileBytes, contextSize: i.contextSize, trainedContextSize: i.trainedContextSize,
                     vocabularySize: i.vocabularySize, chatTemplate: i.chatTemplate, sha256: engine.modelSha256,
                     layers: i.layers, gpuLayers: i.gpuLayers, gpuLayersRequested: engine.config.gpuLayers.description,
-                    memory: memory(i.memory)),
+                    memory: memory(i.memory), templateFallback: i.chatTemplate ? nil : ChatPrompt.fallbackTemplate),
                 engine: .init(sequenceSlots: st.sequenceSlots, freeSlots: st.freeSlots, activeRequests: st.activeRequests,
                               queuedRequests: st.queuedRequests, maxQueue: st.maxQueue, cachedSequences: st.cachedSequences,
                               cachedTokens: st.cachedTokens, threads: engine.config.threads))
