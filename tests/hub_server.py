@@ -471,7 +471,7 @@ def main():
     # A parent may have spawned this with signals blocked (Foundation's Process does):
     # unblock them so that SIGTERM ends the server; and end when stdin closes (the parent
     # is gone), so that a crashed test run leaves no server behind.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(range(1, signal.NSIG)) - {signal.SIGKILL, signal.SIGSTOP})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     if "--exit-on-eof" in sys.argv:

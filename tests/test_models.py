@@ -256,3 +256,33 @@ def test_the_checkout_build_finds_its_model_with_other_xdg_folders(models_cli: C
     listed = json.loads(r.out)
     default = next(m for m in listed["models"] if m["isDefault"])
     assert default["state"] != "failed" and default.get("reason") is None, default
+
+
+def test_ollama_system_and_params_layers_are_a_sessions_defaults(parlance_bin: Path, daemon_env: Dict[str, str], stores: Stores) -> None:
+    """ollama:smollm2:135m was stored with a .system and a .params layer: a session created
+    without instructions takes its system prompt; one that gives its own keeps its own."""
+    env = {**daemon_env, "HOME": str(stores.home)}
+    for k in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "HF_HOME", "HF_HUB_CACHE", "OLLAMA_MODELS"):
+        env.pop(k, None)
+    p = subprocess.Popen([str(parlance_bin), "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, env=env, cwd=ROOT)
+    try:
+        def call(id: int, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+            assert p.stdin and p.stdout
+            p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\n")
+            p.stdin.flush()
+            while True:
+                line = p.stdout.readline()
+                assert line, "the daemon closed its output"
+                msg = json.loads(line)
+                if msg.get("id") == id:
+                    assert "result" in msg, msg
+                    return msg["result"]
+        call(1, "initialize", {})
+        plain = call(2, "session/create", {"model": "ollama:smollm2:135m"})["sessionId"]
+        own = call(3, "session/create", {"model": "ollama:smollm2:135m", "instructions": "Be brief."})["sessionId"]
+        assert call(4, "session/transcript", {"sessionId": plain})["instructions"] == "You are a careful assistant."
+        assert call(5, "session/transcript", {"sessionId": own})["instructions"] == "Be brief."
+    finally:
+        p.kill()
+        p.wait(30)

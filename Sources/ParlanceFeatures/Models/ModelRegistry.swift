@@ -18,6 +18,9 @@ public struct RegisteredModel: Sendable {
     /// The store name it was given (`ollama:…`, `hf:…`, `lmstudio:…`): found on disk again
     /// before each load, so a model pulled after the daemon started is served.
     public var storeName: String?
+    /// What the store keeps with the model (Ollama's `.system` and `.params` layers): a
+    /// session created without instructions or sampling options takes these.
+    public var storeDefaults: StoreDefaults? = nil
     public init(name: String, engine: EngineConfig, keepAlive: Double, remote: OpenAIEndpoint? = nil, storeName: String? = nil) {
         self.remote = remote
         self.storeName = storeName
@@ -257,8 +260,10 @@ public final class ModelRegistry: Sendable {
     /// removed, since), its path updated.
     private func relocate(_ name: String) throws(EngineError) {
         guard loadedEngine(name) == nil, let store = model(name)?.storeName else { return }
-        let path = try Self.locate(store, settings.stores).get()
+        let found = try Self.locate(store, settings.stores).get()
+        let path = found.path
         slots.withLock { all in
+            all[name]?.model.storeDefaults = StoreDefaults(found)
             guard all[name]?.model.engine.modelPath != path else { return }
             all[name]?.model.engine.modelPath = path
             all[name]?.inspected = nil
@@ -266,9 +271,15 @@ public final class ModelRegistry: Sendable {
         }
     }
 
-    /// The file a store name names on disk now.
-    static func locate(_ store: String, _ env: StoreEnvironment) -> Result<String, EngineError> {
-        do { return .success(try ModelCatalogue(env).resolve(store).path) } catch {
+    /// What the store keeps with a store-named model (found on disk now), nil for others.
+    public func storeDefaults(_ name: String) -> StoreDefaults? {
+        try? relocate(name)
+        return model(name)?.storeDefaults
+    }
+
+    /// The model a store name names on disk now.
+    static func locate(_ store: String, _ env: StoreEnvironment) -> Result<StoredModel, EngineError> {
+        do { return .success(try ModelCatalogue(env).resolve(store)) } catch {
             return .failure(.notOnDisk(name: store, reason: error.reason.rawValue, message: error.message, suggestions: error.suggestions,
                                        pullCommand: error.pullCommand))
         }
@@ -559,5 +570,31 @@ public final class ModelUses: Sendable {
             return h.names
         }
         names.forEach(registry.release)
+    }
+}
+
+/// A model's defaults as its store keeps them (Ollama's `.system` and `.params` layers).
+public struct StoreDefaults: Sendable {
+    public var systemPrompt: String?
+    public var options: GenerationOptions?
+
+    init?(_ m: StoredModel) {
+        systemPrompt = m.systemPrompt
+        options = m.defaultParameters.flatMap(Self.options)
+        if systemPrompt == nil && options == nil { return nil }
+    }
+
+    /// Ollama's parameter names mapped to a request's options (the rest, such as `stop` or
+    /// `num_ctx`, are not request options here).
+    static func options(_ json: String) -> GenerationOptions? {
+        guard let v = try? JSONParser.parse(Array(json.utf8)), case .object = v else { return nil }
+        var o = GenerationOptions()
+        o.temperature = v["temperature"]?.doubleValue
+        o.topP = v["top_p"]?.doubleValue
+        o.topK = v["top_k"]?.intValue
+        o.minP = v["min_p"]?.doubleValue
+        o.repeatPenalty = v["repeat_penalty"]?.doubleValue
+        o.seed = v["seed"]?.intValue
+        return [o.temperature, o.topP, o.minP, o.repeatPenalty].contains { $0 != nil } || o.topK != nil || o.seed != nil ? o : nil
     }
 }

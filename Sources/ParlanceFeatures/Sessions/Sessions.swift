@@ -134,7 +134,21 @@ public enum Sessions {
     public static func create(_ p: SessionCreate.Params, _ ctx: RequestContext) async throws -> SessionCreate.Result {
         let tools = try await ToolSources.resolve(p.tools ?? [], mcpServers: p.mcpServers ?? [], ctx)
         try ToolLoop.validate(tools: tools, settings: p.toolSettings, runsTools: ctx.services.peer.runsTools, answer: nil)
-        return .init(sessionId: await ctx.services.sessions.create(model: try ctx.modelName(), instructions: p.instructions, options: p.options, trimming: p.trimming ?? .none,
+        let model = try ctx.modelName()
+        // A model pulled into Ollama's store keeps its system prompt and sampling parameters:
+        // they are the session's when the request gives none of its own.
+        let defaults = ctx.services.models.storeDefaults(model)
+        var options = p.options ?? defaults?.options
+        if let given = p.options, let d = defaults?.options {
+            options = given
+            options?.temperature = given.temperature ?? d.temperature
+            options?.topP = given.topP ?? d.topP
+            options?.topK = given.topK ?? d.topK
+            options?.minP = given.minP ?? d.minP
+            options?.repeatPenalty = given.repeatPenalty ?? d.repeatPenalty
+            options?.seed = given.seed ?? d.seed
+        }
+        return .init(sessionId: await ctx.services.sessions.create(model: model, instructions: p.instructions ?? defaults?.systemPrompt, options: options, trimming: p.trimming ?? .none,
                                                                     tools: tools, toolSettings: p.toolSettings))
     }
 

@@ -5,6 +5,7 @@ import Glibc
 import Darwin
 #endif
 import ParlanceRemote
+import Synchronization
 
 /// One file to download: where from, what it must hash to, and where it goes.
 struct BlobTarget: Sendable {
@@ -71,7 +72,7 @@ enum BlobDownloader {
         var failures = 0
         var transferred = false
         var meter = ProgressMeter(file: t.label, total: t.size, report: progress)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: writeBufferBytes, alignment: 4096)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
 
         while true {
@@ -158,9 +159,11 @@ enum BlobDownloader {
             meter.restart(resumed: resumed, completed: offset)
             meter.update(offset, force: true)
 
-            // The body: hashed as it comes, written in big writes.
+            // The body: hashed as it comes, copied into big buffers that a writer thread
+            // writes while the next fills (the page cache's copy costs about as much as the hash).
             let startOffset = offset
-            var filled = 0
+            let writer = FileWriter(fd: fd, bufferBytes: writeBufferBytes)
+            var current = await writer.next()
             var failure: PullError?
             var tooLong = false
             reading: while true {
@@ -173,32 +176,37 @@ enum BlobDownloader {
                 guard case .body(let data) = chunk else { continue }
                 var consumed = 0
                 let n = data.count
-                if offset + filled + n > t.size {
+                if offset + current.count + n > t.size {
                     tooLong = true
                     break reading
                 }
                 while consumed < n {
-                    let take = min(n - consumed, writeBufferBytes - filled)
-                    let at = filled, from = consumed
+                    let take = min(n - consumed, current.bytes.count - current.count)
+                    let at = current.count, from = consumed, dest = current.bytes
                     data.withUnsafeBytes { raw in
                         let src = UnsafeRawBufferPointer(rebasing: raw[from..<(from + take)])
                         hasher.update(src)
-                        (buffer.baseAddress! + at).copyMemory(from: src.baseAddress!, byteCount: take)
+                        (dest.baseAddress! + at).copyMemory(from: src.baseAddress!, byteCount: take)
                     }
-                    filled += take
+                    current.count += take
                     consumed += take
-                    if filled == writeBufferBytes {
-                        try writeAll(fd, buffer.baseAddress!, filled, at: offset, path: t.partial, remaining: t.size - offset)
-                        offset += filled
-                        filled = 0
+                    if current.count == current.bytes.count {
+                        writer.submit(current, at: offset)
+                        offset += current.count
+                        if writer.failed { break reading }
+                        current = await writer.next()
                     }
                 }
-                meter.update(offset + filled)
+                meter.update(offset + current.count)
             }
-            if filled > 0 {
-                try writeAll(fd, buffer.baseAddress!, filled, at: offset, path: t.partial, remaining: t.size - offset)
-                offset += filled
-                filled = 0
+            if current.count > 0 && !writer.failed {
+                writer.submit(current, at: offset)
+                offset += current.count
+            }
+            let written = await writer.finish()
+            if written.end >= 0 { offset = written.end }
+            if let code = written.error {
+                throw fileError("cannot write \(t.partial)", code, path: t.partial, remaining: t.size - offset)
             }
             if tooLong {
                 unlink(t.partial)
@@ -268,19 +276,6 @@ enum BlobDownloader {
         let hasher = PullHasher()
         try hashPrefix(fd, count: fileSize(path) ?? 0, into: hasher, buffer: buffer)
         return hasher.finalizeHex()
-    }
-
-    private static func writeAll(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ count: Int, at offset: Int, path: String, remaining: Int) throws(PullError) {
-        var done = 0
-        while done < count {
-            let n = pwrite(fd, p + done, count - done, off_t(offset + done))
-            if n < 0 {
-                let e = errno
-                if e == EINTR { continue }
-                throw fileError("cannot write \(path)", e, path: path, remaining: remaining - done)
-            }
-            done += n
-        }
     }
 
     /// A local file error: ENOSPC and EDQUOT are `diskFull` (with the bytes still needed
@@ -453,5 +448,122 @@ final class FileLock: Sendable {
         if remove { unlink(path) }
         flock(fd, LOCK_UN)
         close(fd)
+    }
+}
+
+/// Writes a download's buffers on a thread of its own, in order, while the next buffer
+/// fills: the copy into the page cache costs about as much as the hash, and the two then
+/// run on two cores. At most `depth` buffers exist; `next()` waits for one to come back.
+/// After the first error nothing more is written, so the file is always a prefix.
+final class FileWriter: Sendable {
+    final class Buffer: @unchecked Sendable {
+        let bytes: UnsafeMutableRawBufferPointer
+        var count = 0
+        init(_ size: Int) { bytes = .allocate(byteCount: size, alignment: 4096) }
+        deinit { bytes.deallocate() }
+    }
+
+    private struct State: Sendable {
+        var free: [Buffer] = []
+        var made = 0
+        var waiting: CheckedContinuation<Buffer, Never>?
+        var inflight = 0
+        var drained: CheckedContinuation<Void, Never>?
+        var error: Int32?
+        /// The end of what was written (a prefix of the file).
+        var end: Int
+    }
+
+    private let fd: Int32
+    private let bufferBytes: Int
+    private let depth: Int
+    private let queue = DispatchQueue(label: "parlance.pull.writer", qos: .userInitiated)
+    private let state: Mutex<State>
+
+    /// `fd`'s bytes before the first buffer written are kept: `end` starts at the first
+    /// buffer's offset.
+    init(fd: Int32, bufferBytes: Int, depth: Int = 3) {
+        self.fd = fd
+        self.bufferBytes = bufferBytes
+        self.depth = depth
+        self.state = Mutex(State(end: -1))
+    }
+
+    /// An empty buffer: a new one while fewer than `depth` exist, else the next one written.
+    func next() async -> Buffer {
+        await withCheckedContinuation { (c: CheckedContinuation<Buffer, Never>) in
+            let ready: Buffer? = state.withLock { s in
+                if let b = s.free.popLast() { return b }
+                if s.made < depth {
+                    s.made += 1
+                    return Buffer(bufferBytes)
+                }
+                s.waiting = c
+                return nil
+            }
+            if let ready { c.resume(returning: ready) }
+        }
+    }
+
+    var failed: Bool { state.withLock { $0.error != nil } }
+
+    /// Queues `buffer`'s `count` bytes to be written at `offset`; the buffer comes back
+    /// through `next()` once written.
+    func submit(_ buffer: Buffer, at offset: Int) {
+        state.withLock { s in
+            s.inflight += 1
+            if s.end < 0 { s.end = offset }
+        }
+        queue.async { [self] in
+            var code: Int32 = 0
+            var done = 0
+            let skip = state.withLock { $0.error != nil }
+            while !skip && done < buffer.count {
+                let n = pwrite(fd, buffer.bytes.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    code = errno
+                    break
+                }
+                done += n
+            }
+            buffer.count = 0
+            let (waiter, drained): (CheckedContinuation<Buffer, Never>?, CheckedContinuation<Void, Never>?) = state.withLock { s in
+                if !skip {
+                    s.end = offset + done
+                    if code != 0 && s.error == nil { s.error = code }
+                }
+                s.inflight -= 1
+                var w: CheckedContinuation<Buffer, Never>?
+                if let waiting = s.waiting {
+                    s.waiting = nil
+                    w = waiting
+                } else {
+                    s.free.append(buffer)
+                }
+                var d: CheckedContinuation<Void, Never>?
+                if s.inflight == 0, let drained = s.drained {
+                    s.drained = nil
+                    d = drained
+                }
+                return (w, d)
+            }
+            waiter?.resume(returning: buffer)
+            drained?.resume()
+        }
+    }
+
+    /// Waits for every queued write: the first error (errno), and the end of what was
+    /// written (-1 when nothing was submitted).
+    func finish() async -> (error: Int32?, end: Int) {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.inflight == 0 { return true }
+                s.drained = c
+                return false
+            }
+            if now { c.resume() }
+        }
+        return state.withLock { ($0.error, $0.end) }
     }
 }
