@@ -52,8 +52,9 @@ MANIFEST_UNKNOWN).
 --exit-on-eof: end when stdin reaches its end (the parent's pipe closed: it exited).
 
 --log FILE gets one JSON object a line per request, written before the answer is sent:
-{"server": "hub"|"cdn", "method", "path", "status", "range": N or null, "auth": bool,
- "key": "<org>/<repo>/<file>" for a body transfer, "bytes": bytes announced}.
+{"server": "hub"|"cdn", "method", "path", "status", "range": N or null, "auth": bool (an
+Authorization header came), and for a file's requests "key": "<org>/<repo>/<file>" (Ollama:
+"<ns>/<repo>/sha256:<hex>"); a body's also "bytes" (announced), "drop", "trickle"}.
 """
 
 import hashlib

@@ -286,3 +286,89 @@ def test_ollama_system_and_params_layers_are_a_sessions_defaults(parlance_bin: P
     finally:
         p.kill()
         p.wait(30)
+
+
+class Hub:
+    """tests/hub_server.py on loopback serving the default model as the repository tiny-GGUF
+    (any organization; words in the organization ask for faults: see the server's docstring)."""
+
+    def __init__(self, root: Path, model: Path) -> None:
+        (root / "tiny-GGUF").mkdir(parents=True)
+        link(model, root / "tiny-GGUF" / "tiny-Q4_1.gguf")
+        self.proc = subprocess.Popen(["python3", str(ROOT / "tests" / "hub_server.py"), str(root), "--exit-on-eof"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout
+        self.port = int(self.proc.stdout.readline().strip())
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(30)
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory, stores: Stores) -> Iterator[Hub]:
+    h = Hub(tmp_path_factory.mktemp("hub"), stores.smol)
+    yield h
+    h.stop()
+
+
+def pull_env(hub: Hub, tmp_path: Path) -> Dict[str, str]:
+    return {"HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(tmp_path / "hf-cache"), "HF_TOKEN": ""}
+
+
+def test_pull_with_progress_lines_then_the_name_resolves(models_cli: Callable[..., Run], hub: Hub, stores: Stores, tmp_path: Path) -> None:
+    env = pull_env(hub, tmp_path)
+    r = models_cli("models", "pull", "hf:drop-a/tiny-GGUF", "--json", timeout=GENERATION_TIMEOUT, extra_env=env)
+    assert r.code == 0, r
+    lines = [json.loads(line) for line in r.out.splitlines()]
+    progress, result = lines[:-1], lines[-1]
+    assert progress and all(p["phase"] == "downloading" and "download" in p for p in progress if p["kind"] == "report"), progress[:3]
+    assert result["name"] == "hf:drop-a/tiny-GGUF:Q4_1" and result["downloaded"] is True, result
+    # The server dropped the first transfer halfway: the bytes it had sent were resumed, not sent again.
+    assert result["resumedBytes"] > 0 and result["sha256"] == sha256_of(stores.smol), result
+    snapshot = Path(result["path"])
+    assert snapshot.is_symlink() and not os.path.isabs(os.readlink(snapshot)), snapshot
+    status = models_cli("models", result["name"], "--json", timeout=QUICK_TIMEOUT, extra_env=env)
+    assert status.code == 0 and json.loads(status.out)["availability"] == "available", status
+
+
+def test_ctrl_c_leaves_a_partial_that_the_next_pull_resumes(parlance_bin: Path, models_cli: Callable[..., Run], hub: Hub,
+                                                           stores: Stores, daemon_env: Dict[str, str], tmp_path: Path) -> None:
+    import signal
+    env = {**daemon_env, "HOME": str(stores.home), **pull_env(hub, tmp_path),
+           "HTTP_PROXY": CLOSED, "HTTPS_PROXY": CLOSED, "NO_PROXY": "127.0.0.1"}
+    # trickle: the first transfer comes 16 KiB at a time, so there is time to interrupt it.
+    p = subprocess.Popen([str(parlance_bin), "models", "pull", "hf:trickle-b/tiny-GGUF:Q4_1", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    assert p.stdout
+    seen = 0
+    for line in p.stdout:  # wait for bytes to have arrived, then interrupt as Ctrl-C would
+        d = json.loads(line).get("download")
+        if d and d["completedBytes"] >= 64 * 1024:
+            seen = d["completedBytes"]
+            p.send_signal(signal.SIGINT)
+            break
+    assert p.wait(60) == 130, p.stderr.read() if p.stderr else ""
+    partials = list((tmp_path / "hf-cache").rglob("*.incomplete"))
+    assert len(partials) == 1 and partials[0].stat().st_size >= seen, partials
+    r = models_cli("models", "pull", "hf:trickle-b/tiny-GGUF:Q4_1", "--json", timeout=GENERATION_TIMEOUT, extra_env=pull_env(hub, tmp_path))
+    assert r.code == 0, r
+    result = json.loads(r.out.splitlines()[-1])
+    assert result["resumedBytes"] >= seen and result["sha256"] == sha256_of(stores.smol), result
+    assert not list((tmp_path / "hf-cache").rglob("*.incomplete"))
+
+
+@pytest.mark.parametrize("name,reason,words", [
+    ("hf:gated-c/tiny-GGUF", "unauthorized", "HF_TOKEN"),
+    ("hf:org-d/no-such-GGUF", "notFound", "no-such-GGUF"),
+    ("hf:org-e/tiny-GGUF:Q8_0", "notFound", "Q4_1"),
+    ("hf:badsum-f/tiny-GGUF", "checksum", "sha256"),
+])
+def test_a_failed_pull_says_why(models_cli: Callable[..., Run], hub: Hub, tmp_path: Path, name: str, reason: str, words: str) -> None:
+    r = models_cli("models", "pull", name, timeout=GENERATION_TIMEOUT, extra_env=pull_env(hub, tmp_path))
+    assert r.code == 1, r
+    data = data_of(r.err)
+    assert data["error"] == "modelUnavailable" and data["reason"] == reason, data
+    assert words in r.err, r
+    assert not list((tmp_path / "hf-cache").rglob("blobs/*")) or reason != "checksum", "a bad download was kept"

@@ -84,11 +84,12 @@ func pullVersusCurl(modelPath: String, hubServer: String, home: String) throws -
     let fm = FileManager.default
     try fm.createDirectory(atPath: home, withIntermediateDirectories: true)
     let serve = home + "/serve"
-    try fm.createDirectory(atPath: serve + "/bench/tiny-GGUF", withIntermediateDirectories: true)
-    try fm.linkItem(atPath: modelPath, toPath: serve + "/bench/tiny-GGUF/tiny-Q4_1.gguf")
+    try fm.createDirectory(atPath: serve + "/tiny-GGUF", withIntermediateDirectories: true)
+    try fm.linkItem(atPath: modelPath, toPath: serve + "/tiny-GGUF/tiny-Q4_1.gguf")
     let server = Process()
     server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    server.arguments = ["python3", hubServer, "--root", serve]
+    server.arguments = ["python3", hubServer, serve, "--exit-on-eof"]
+    server.standardInput = Pipe()
     let out = Pipe()
     server.standardOutput = out
     server.standardError = FileHandle.nullDevice

@@ -231,6 +231,44 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert default["estimatedBytes"] > 0 and r["residentBytes"] > 0
 
 
+class HubServer:
+    """tests/hub_server.py (a loopback Hugging Face hub and OCI registry) serving one small
+    GGUF as the repository `tiny`; it ends when this process does (its stdin closes)."""
+
+    def __init__(self) -> None:
+        import os
+        import subprocess
+        import sys
+        import tempfile
+        root = tempfile.mkdtemp(prefix="parlance-conformance-hub-")
+        os.makedirs(os.path.join(root, "tiny"))
+        # A small valid GGUF: its header and a few tensors' worth of the default model.
+        with open(support.model_path(), "rb") as src, open(os.path.join(root, "tiny", "tiny-Q4_1.gguf"), "wb") as dst:
+            dst.write(src.read(4 << 20))
+        script = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "hub_server.py")
+        self.proc = subprocess.Popen([sys.executable, script, root, "--exit-on-eof"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline().strip())  # type: ignore[union-attr]
+
+
+@case("model/pull")
+def _(ctx: CaseContext) -> Params:
+    if "hub" not in ctx.cache:
+        ctx.cache["hub"] = HubServer()
+    return {"model": f"ollama:127.0.0.1:{ctx.cache['hub'].port}/conformance/tiny:latest"}
+
+
+@check("model/pull")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    import os
+    assert r["downloaded"] is True and r["bytes"] == 4 << 20 and len(r["sha256"]) == 64, r
+    assert os.path.isfile(r["path"]) and os.path.getsize(r["path"]) == r["bytes"], r
+    # Pulled into the daemon's own data folder, and listed there at once.
+    listed = ctx.client.request("model/list")
+    names = {m["name"]: m for m in listed.get("available", [])}
+    assert r["name"] in names and names[r["name"]]["source"] == "parlance", (r["name"], sorted(names))
+
+
 # == Sessions =========================================================================
 
 @case("session/create")

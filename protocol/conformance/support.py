@@ -61,6 +61,14 @@ def binary() -> str:
     return b
 
 
+def model_path() -> str:
+    """The default model file (the set-up exports PARLANCE_DEFAULT_MODEL)."""
+    p = os.environ.get("PARLANCE_MODEL") or os.environ.get("PARLANCE_DEFAULT_MODEL") or ""
+    if not os.path.isfile(p):
+        raise RuntimeError("no model file: set PARLANCE_DEFAULT_MODEL (eval \"$(scripts/setup.sh)\")")
+    return p
+
+
 def printed_spec() -> Dict[str, Any]:
     """`parlance --print-spec`, parsed."""
     out = subprocess.run([binary(), "--print-spec"], check=True, capture_output=True, timeout=60)

@@ -67,7 +67,6 @@ public enum Models {
     /// reporting bytes, rate and ETA; the pulled name can be used at once.
     public static func pull(_ p: ModelPull.Params, _ ctx: RequestContext) async throws -> ModelPull.Result {
         let progress = ctx.progress
-        progress.begin("Pulling \(p.model)")
         let pulled: PulledModel
         do {
             pulled = try await ModelPuller.pull(p.model, environment: ctx.services.models.settings.stores) { r in
@@ -88,7 +87,6 @@ public enum Models {
             if let s = error.status { data["status"] = .int(s) }
             throw ResponseError(ErrorCode(rawValue: ProtocolError.modelUnavailable.code), "could not pull \(p.model): \(error.message)", data: .object(data))
         }
-        progress.end(pulled.downloaded ? "pulled \(pulled.name)" : "\(pulled.name) was already complete on disk")
         return .init(name: pulled.name, path: pulled.path, parts: pulled.parts, bytes: pulled.bytes, sha256: pulled.sha256,
                      resumedBytes: pulled.resumedBytes, downloaded: pulled.downloaded)
     }

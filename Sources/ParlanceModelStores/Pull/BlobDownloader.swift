@@ -71,6 +71,7 @@ enum BlobDownloader {
     private static func transfer(_ t: BlobTarget, progress: @escaping @Sendable (PullProgress) -> Void) async throws(PullError) -> BlobOutcome {
         var failures = 0
         var transferred = false
+        var discardedStale = false
         var meter = ProgressMeter(file: t.label, total: t.size, report: progress)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
@@ -90,10 +91,18 @@ enum BlobDownloader {
                 try hashPrefix(rfd, count: have, into: hasher, buffer: buffer)
             }
             if have == t.size {
+                // Complete already (an earlier pull stopped before the rename): verified, not
+                // fetched again; a complete partial with other bytes is dropped once and fetched.
                 if t.size == 0 { try writeFileAtomically(t.partial, Data()) }
+                let digest = hasher.finalizeHex()
+                if let expected = t.sha256?.lowercased(), digest != expected, !transferred, !discardedStale {
+                    unlink(t.partial)
+                    discardedStale = true
+                    continue
+                }
                 meter.restart(resumed: have, completed: have)
                 meter.update(have, force: true)
-                return try finish(t, hasher: hasher, resumed: have, transferred: transferred)
+                return try finish(t, digest: digest, resumed: have, transferred: transferred)
             }
             try ensureSpace(parent(t.partial), needed: t.size - have, what: t.label)
 
@@ -191,8 +200,9 @@ enum BlobDownloader {
                     current.count += take
                     consumed += take
                     if current.count == current.bytes.count {
-                        writer.submit(current, at: offset)
-                        offset += current.count
+                        let full = current.count
+                        writer.submit(current, count: full, at: offset)
+                        offset += full
                         if writer.failed { break reading }
                         current = await writer.next()
                     }
@@ -200,8 +210,9 @@ enum BlobDownloader {
                 meter.update(offset + current.count)
             }
             if current.count > 0 && !writer.failed {
-                writer.submit(current, at: offset)
-                offset += current.count
+                let count = current.count
+                writer.submit(current, count: count, at: offset)
+                offset += count
             }
             let written = await writer.finish()
             if written.end >= 0 { offset = written.end }
@@ -237,13 +248,12 @@ enum BlobDownloader {
                 continue
             }
             meter.update(offset, force: true)
-            return try finish(t, hasher: hasher, resumed: resumed, transferred: transferred)
+            return try finish(t, digest: hasher.finalizeHex(), resumed: resumed, transferred: transferred)
         }
     }
 
     /// Checks the hash and renames the partial into place (deleting it on a mismatch).
-    private static func finish(_ t: BlobTarget, hasher: PullHasher, resumed: Int, transferred: Bool) throws(PullError) -> BlobOutcome {
-        let got = hasher.finalizeHex()
+    private static func finish(_ t: BlobTarget, digest got: String, resumed: Int, transferred: Bool) throws(PullError) -> BlobOutcome {
         if let expected = t.sha256?.lowercased(), got != expected {
             unlink(t.partial)
             throw PullError(.checksum, "\(t.label): the downloaded bytes' sha256 is \(got), expected \(expected); the partial download was deleted",
@@ -491,7 +501,7 @@ final class FileWriter: Sendable {
 
     /// An empty buffer: a new one while fewer than `depth` exist, else the next one written.
     func next() async -> Buffer {
-        await withCheckedContinuation { (c: CheckedContinuation<Buffer, Never>) in
+        let b = await withCheckedContinuation { (c: CheckedContinuation<Buffer, Never>) in
             let ready: Buffer? = state.withLock { s in
                 if let b = s.free.popLast() { return b }
                 if s.made < depth {
@@ -503,13 +513,16 @@ final class FileWriter: Sendable {
             }
             if let ready { c.resume(returning: ready) }
         }
+        b.count = 0
+        return b
     }
 
     var failed: Bool { state.withLock { $0.error != nil } }
 
-    /// Queues `buffer`'s `count` bytes to be written at `offset`; the buffer comes back
-    /// through `next()` once written.
-    func submit(_ buffer: Buffer, at offset: Int) {
+    /// Queues `buffer`'s first `count` bytes to be written at `offset`; the buffer comes
+    /// back (emptied) through `next()` once written. (The writer never touches `count`:
+    /// the caller reads it after this returns.)
+    func submit(_ buffer: Buffer, count: Int, at offset: Int) {
         state.withLock { s in
             s.inflight += 1
             if s.end < 0 { s.end = offset }
@@ -518,8 +531,8 @@ final class FileWriter: Sendable {
             var code: Int32 = 0
             var done = 0
             let skip = state.withLock { $0.error != nil }
-            while !skip && done < buffer.count {
-                let n = pwrite(fd, buffer.bytes.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            while !skip && done < count {
+                let n = pwrite(fd, buffer.bytes.baseAddress! + done, count - done, off_t(offset + done))
                 if n < 0 {
                     if errno == EINTR { continue }
                     code = errno
@@ -527,7 +540,6 @@ final class FileWriter: Sendable {
                 }
                 done += n
             }
-            buffer.count = 0
             let (waiter, drained): (CheckedContinuation<Buffer, Never>?, CheckedContinuation<Void, Never>?) = state.withLock { s in
                 if !skip {
                     s.end = offset + done

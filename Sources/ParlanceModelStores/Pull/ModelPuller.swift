@@ -101,6 +101,10 @@ enum PullName: Equatable {
             guard isSegment(Substring(name)), isSegment(Substring(namespace)), isTag(tag), isHost(host) else {
                 throw invalid("a part is empty or has characters a name cannot")
             }
+            // A registry on this machine (a local mirror, the tests') speaks plain http unless
+            // the name says https://, as Docker and Ollama treat localhost registries.
+            let bare = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.split(separator: ":").first ?? "")
+            if !explicitHost, PullHTTP.isLoopback(bare) { scheme = "http" }
             return .ollama(Ollama(scheme: scheme, host: host, namespace: namespace, name: name, tag: tag))
         }
         throw invalid("it starts with neither hf: nor ollama:")
