@@ -187,9 +187,18 @@ final class SocketTransfer: Sendable {
         }
 
         /// Exactly `n` bytes, delivered as they arrive; false when the stream ends first.
+        /// A large body (a model file) is read straight into blocks of up to 1 MiB once the
+        /// buffer is drained: no 16 KB reads copied twice (measured: a pull of 98 MB ran at
+        /// half curl's rate that way, on 2 cores).
         mutating func bytes(_ n: Int, deliver: (Data) -> Void) -> Bool {
             var left = n
             while left > 0 {
+                if start == buffer.count, left >= Self.blockThreshold {
+                    guard let block = readBlock(min(left, Self.block)) else { closed = true; return false }
+                    left -= block.count
+                    deliver(block)
+                    continue
+                }
                 if start == buffer.count, !fill() { return false }
                 let take = min(left, buffer.count - start)
                 deliver(Data(buffer[start..<(start + take)]))
@@ -197,6 +206,20 @@ final class SocketTransfer: Sendable {
                 left -= take
             }
             return true
+        }
+
+        static let block = 1 << 20
+        /// Below this the bytes are a stream's events, read through the buffer as before.
+        static let blockThreshold = 256 << 10
+
+        /// Up to `count` bytes: what one read returns (as soon as any bytes are there, so a
+        /// slow server's bytes are delivered, and the watchdog fed, as they come).
+        mutating func readBlock(_ count: Int) -> Data? {
+            var d = Data(count: count)
+            let n = d.withUnsafeMutableBytes { recv(fd, $0.baseAddress, count, 0) }
+            if n <= 0 { return nil }
+            if n < count { d.count = n }
+            return d
         }
 
         /// Everything until the server closes.

@@ -157,6 +157,14 @@ func speculativeBench(daemonPath: String, modelPath: String, serverPath: String?
         return (r.result, Date().timeIntervalSince(t0))
     }
     func tokens(_ r: JSONValue?) -> Double { r?["usage"]?["generatedTokens"]?.doubleValue ?? r?["variation"]?["usage"]?["generatedTokens"]?.doubleValue ?? 0 }
+    /// "On" is the daemon's default (the request names no `speculative`): what users get,
+    /// drafting only where the output copies text. "Off" is `speculative: false`.
+    func defaultOr(_ p: JSONValue, _ spec: Bool) -> JSONValue {
+        guard spec, case .object(var o) = p else { return p }
+        o["speculative"] = nil
+        if case .object(var opts)? = o["options"] { opts["speculative"] = nil; o["options"] = .object(opts) }
+        return .object(o)
+    }
     /// Median of on/off tokens-per-second ratios over interleaved rounds.
     func onOff(_ name: String, _ request: (Bool, Int) -> (String, JSONValue)) -> (ratio: Double, on: Double, off: Double) {
         log("speculative: \(name), on against off")
@@ -164,7 +172,7 @@ func speculativeBench(daemonPath: String, modelPath: String, serverPath: String?
         for round in 0..<rounds {
             for spec in (round % 2 == 0 ? [true, false] : [false, true]) {
                 let (m, p) = request(spec, round)
-                let (r, t) = timed(m, p)
+                let (r, t) = timed(m, defaultOr(p, spec))
                 if spec { on.append(tokens(r) / t) } else { off.append(tokens(r) / t) }
             }
         }
@@ -197,12 +205,12 @@ func speculativeBench(daemonPath: String, modelPath: String, serverPath: String?
         let t0 = Date()
         let ids = (0..<8).map { i -> Int in
             if i % 2 == 0 {
-                return d.start("compose/variations", ["text": .string(selection), "tones": ["casual"], "seed": .int(100 * round + i),
-                                                      "maxTokens": 96, "speculative": .bool(spec), "ephemeral": true])
+                return d.start("compose/variations", defaultOr(["text": .string(selection), "tones": ["casual"], "seed": .int(100 * round + i),
+                                                                "maxTokens": 96, "speculative": .bool(spec), "ephemeral": true], spec))
             }
             let sid = d.call("session/create", ["instructions": "You are a storyteller."]).result?["sessionId"] ?? .null
-            return d.start("session/respond", ["sessionId": sid, "prompt": .string("Tell a story about a harbour, version \(i)."),
-                                               "options": ["maxTokens": 96, "temperature": 0.8, "seed": .int(i), "speculative": .bool(spec)]])
+            return d.start("session/respond", defaultOr(["sessionId": sid, "prompt": .string("Tell a story about a harbour, version \(i)."),
+                                                         "options": ["maxTokens": 96, "temperature": 0.8, "seed": .int(i), "speculative": .bool(spec)]], spec))
         }
         let total = ids.map { tokens(d.response($0)?.result) }.reduce(0, +)
         return total / Date().timeIntervalSince(t0)

@@ -280,7 +280,10 @@ final class LongAnalysisTests: XCTestCase {
         let (tags, _) = try call("analysis/tags", ["uri": .string(uri)])
         XCTAssertEqual(tags["chunks"]?.intValue, chunks)
         XCTAssertTrue((3...8).contains(tags["tags"]?.arrayValue?.count ?? 0))
-        XCTAssertLessThan(tags["usage"]?["promptTokens"]?.intValue ?? .max, 4096, "tags should read the part notes, not the transcript")
+        // The notes are generated text, their length varies from run to run: the bound is the
+        // transcript's own size (20,000+ tokens), not a figure near the notes' length.
+        let transcriptTokens = info["tokens"]?.intValue ?? 0
+        XCTAssertLessThan(tags["usage"]?["promptTokens"]?.intValue ?? .max, transcriptTokens / 4, "tags should read the part notes, not the transcript")
         let (content, _) = try call("analysis/content", ["uri": .string(uri)])
         XCTAssertEqual(content["chunks"]?.intValue, chunks)
         let (worth, _) = try call("analysis/worthIt", ["uri": .string(uri)])

@@ -26,7 +26,8 @@ final class ReproducibilityTests: XCTestCase {
                                                      "ephemeral": true])
         var out: [String] = []
         for id in asks {
-            let r = try XCTUnwrap(d.response(id)?.result, "ask \(id)")
+            let answer = d.response(id)
+            let r = try XCTUnwrap(answer?.result, "ask \(id): \(answer?["error"]?.serialized() ?? "no answer within the hang guard")")
             XCTAssertEqual(r["provenance"]?["deterministic"], true)
             out.append(r["answer"]?.stringValue ?? "")
         }
