@@ -449,6 +449,15 @@ def test_method_error(method: str, code: int, client: ParlanceClient, nomodel: P
         e = expect_error(client, method, p)
         check_error(spec, e, -32004, "notFound")
         assert e.data["id"] == MISSING, e.data
+    elif code == -32001 and method == "model/pull":
+        # A pull fails with -32001 too, its reason saying why: here a registry on loopback
+        # that does not answer (the discard port), so nothing leaves the machine.
+        e = expect_error(nomodel, method, {"model": "ollama:127.0.0.1:9/library/none:latest"})
+        check_error(spec, e, -32001)
+        assert e.data["reason"] == "network" and e.data["model"] == "ollama:127.0.0.1:9/library/none:latest", e.data
+        e = expect_error(nomodel, method, {"model": "hf:only-an-org"})
+        check_error(spec, e, -32001)
+        assert e.data["reason"] == "invalidName", e.data
     elif code == -32001:
         p = provoke_model_unavailable(method, m, nomodel)
         e = expect_error(nomodel, method, p)
