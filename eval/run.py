@@ -1573,7 +1573,7 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=6, help="requests in flight per daemon (default 6)")
     ap.add_argument("--max-attempts", type=int, help="maxAttempts to send when the daemon knows it (default: its own)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one response")
-    ap.add_argument("--model", default=os.environ.get("MODEL") or None,
+    ap.add_argument("--model", default=None,
                     help="the model to evaluate: any name --model takes (ollama:…, hf:…, lmstudio:…, a path, openai:…); "
                          "default: the daemon's default model. The peer column runs the same file.")
     ap.add_argument("--binary", default=os.environ.get("PARLANCE_BIN") or os.path.join(ROOT, ".build", "release", "parlance"))
