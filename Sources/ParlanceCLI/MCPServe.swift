@@ -67,7 +67,13 @@ final class MCPServe: Sendable {
                     case .success(.request(let id, let method, let params)):
                         // Active before the next message is read: a cancellation right behind it finds it.
                         state.withLock { _ = $0.active.insert(id) }
-                        group.addTask { await self.answer(id, method, params ?? .object(JSONObject())) }
+                        if MCPServe.changesState(method) {
+                            // Answered before the next message is read: a request right behind
+                            // `initialize` or `logging/setLevel` sees the revision or level it set.
+                            await answer(id, method, params ?? .object(JSONObject()))
+                        } else {
+                            group.addTask { await self.answer(id, method, params ?? .object(JSONObject())) }
+                        }
                     case .success(.notification(let method, let params)):
                         notification(method, params)
                     case .success(.response), .success(.errorResponse):
@@ -85,6 +91,10 @@ final class MCPServe: Sendable {
     }
 
     func send(_ m: Message) { connection.send(m.json, framing: .ndjson) }
+
+    /// The methods that set what later requests read (the negotiated revision, the log
+    /// level): they take their claim in the order requests arrive. Both answer at once.
+    static func changesState(_ method: String) -> Bool { method == MCPWire.initialize || method == MCPWire.setLevel }
 
     func notification(_ method: String, _ params: JSONValue?) {
         switch method {
