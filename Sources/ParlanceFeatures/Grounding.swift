@@ -51,6 +51,11 @@ enum Grounding {
         return o
     }
 
+    /// A segment as `ask/stream` cites it.
+    static func citation(_ s: Segment) -> AskStream.Citation {
+        AskStream.Citation(segmentId: s.id, start: s.start, end: s.end, speaker: s.speaker, text: s.text, startOffset: s.sourceStart, endOffset: s.sourceEnd)
+    }
+
     /// A quotation starting at segment `id`: that segment, continued through following
     /// segments of the same speaker until the text ends a sentence (at most 3 segments).
     /// The text is the segments' own text, so it occurs verbatim in the transcript.

@@ -61,6 +61,16 @@ public enum AskStream: RPCMethod {
         public var text: String
         public var startOffset: Int?
         public var endOffset: Int?
+        public init(segmentId: Int, start: Double? = nil, end: Double? = nil, speaker: String? = nil, text: String,
+                    startOffset: Int? = nil, endOffset: Int? = nil) {
+            self.segmentId = segmentId
+            self.start = start
+            self.end = end
+            self.speaker = speaker
+            self.text = text
+            self.startOffset = startOffset
+            self.endOffset = endOffset
+        }
         public static let schemaHints: [String: SchemaHint] = sourceOffsetHints.merging([
             "text": SchemaHint(description: "The segment's text, verbatim."),
         ]) { a, _ in a }
@@ -116,6 +126,14 @@ public enum AskStream: RPCMethod {
         public var segmentsUsed: [Int]
         public var topScore: Double
         public var termCoverage: Double
+        public init(method: String, wholeDocument: Bool, segmentsSearched: Int, segmentsUsed: [Int], topScore: Double, termCoverage: Double) {
+            self.method = method
+            self.wholeDocument = wholeDocument
+            self.segmentsSearched = segmentsSearched
+            self.segmentsUsed = segmentsUsed
+            self.topScore = topScore
+            self.termCoverage = termCoverage
+        }
         public static let schemaHints: [String: SchemaHint] = [
             "method": SchemaHint(description: "bm25: Okapi BM25 over segments, best segments and their neighbours."),
             "wholeDocument": SchemaHint(description: "True when the whole document fit the question budget and was given to the model."),
@@ -142,6 +160,28 @@ public enum AskStream: RPCMethod {
         public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
+        public init(answer: String, found: Bool, citations: [Citation], confidence: Confidence, confidenceScore: Double? = nil,
+                    answerability: Answerability? = nil, relatedTopics: [String], timestamp: String? = nil, sessionId: String, turn: Int,
+                    retrieval: Retrieval, language: String, fallbackFrom: String? = nil, cached: Bool, verification: Verification,
+                    usage: Usage, provenance: Provenance) {
+            self.answer = answer
+            self.found = found
+            self.citations = citations
+            self.confidence = confidence
+            self.confidenceScore = confidenceScore
+            self.answerability = answerability
+            self.relatedTopics = relatedTopics
+            self.timestamp = timestamp
+            self.sessionId = sessionId
+            self.turn = turn
+            self.retrieval = retrieval
+            self.language = language
+            self.fallbackFrom = fallbackFrom
+            self.cached = cached
+            self.verification = verification
+            self.usage = usage
+            self.provenance = provenance
+        }
         public static let schemaHints: [String: SchemaHint] = [
             "answer": SchemaHint(description: "The answer, or \"not found in the document\" (localized) when no segment is relevant."),
             "found": SchemaHint(description: "False when the document does not answer the question: retrieval found nothing relevant (no model call), the model said so, or the evidence does not hold the kind of answer asked for (answerability.probability below the fitted threshold). No citations then."),

@@ -343,3 +343,93 @@ final class LongAnalysisTests: XCTestCase {
         print("after document/change: summarize \(String(format: "%.1f", second)) s, \(after) prompt tokens (first run \(before))")
     }
 }
+
+/// Every result in the analysis cache carries the checks version it was made under: after
+/// a change to the checks, what an older daemon cached is a miss for every analysis,
+/// `analysis/compare` and a first `ask/stream` question included, while the same daemon
+/// version still answers from it.
+final class AnalysisCacheVersionTests: XCTestCase {
+    static let text = "Alice: We moved the launch to March because the battery tests failed twice. Bob: Then marketing needs the new date by Friday."
+    static let second = "Maya: The cheapest keyboard had the best switches. Theo: The quietest one suits open offices."
+    static let requests: [(String, JSONValue)] = [
+        ("analysis/tags", ["text": .string(text)]),
+        ("analysis/content", ["text": .string(text)]),
+        // As analysis/compare asks for it: compare reuses this summary.
+        ("analysis/summarize", ["text": .string(text), "language": "en-us"]),
+        ("analysis/highlights", ["text": .string(text)]),
+        ("analysis/entities", ["text": .string(text)]),
+        ("analysis/worthIt", ["text": .string(text)]),
+        ("analysis/compare", ["documents": [["text": .string(text), "title": "Launch"], ["text": .string(second), "title": "Keyboards"]]]),
+        ("ask/stream", ["text": .string(text), "question": "When is the launch?", "maxTokens": 64]),
+    ]
+
+    func daemon(_ dir: String) throws -> Daemon {
+        let d = try Daemon(env: ["PARLANCE_CACHE_DIR": dir], isolatedCaches: false)
+        _ = d.initialize()
+        return d
+    }
+
+    func stop(_ d: Daemon) {
+        _ = d.call("shutdown")
+        d.notify("exit")
+        XCTAssertEqual(d.waitExit(), 0)
+    }
+
+    func params(_ p: JSONValue, token: String) -> JSONValue {
+        var o = p.objectValue ?? JSONObject()
+        o["workDoneToken"] = .string(token)
+        return .object(o)
+    }
+
+    func testAChecksVersionChangeMissesTheCacheForEveryAnalysis() throws {
+        let dir = NSTemporaryDirectory() + "parlance-checks-version-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = try daemon(dir)
+        for (method, p) in Self.requests {
+            let response = a.call(method, p, timeout: 1800)
+            let r = try XCTUnwrap(response.result, "\(method): \(response)")
+            XCTAssertEqual(r["cached"], false, method)
+        }
+        stop(a)
+
+        // The same daemon version answers every request from the disk cache.
+        let b = try daemon(dir)
+        for (method, p) in Self.requests {
+            let response = b.call(method, params(p, token: "same-\(method)"))
+            let r = try XCTUnwrap(response.result, "\(method): \(response)")
+            XCTAssertEqual(r["cached"], true, "\(method) is not served from the cache of the same checks version")
+            assertNoModelWork(b.progress(token: .string("same-\(method)")), method)
+        }
+        stop(b)
+
+        // The entries as an older daemon (checks version one less) would have left them.
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir + "/analysis").filter { $0.hasSuffix(".json") }
+        XCTAssertGreaterThanOrEqual(files.count, Self.requests.count)
+        for f in files {
+            let path = dir + "/analysis/" + f
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            var entry = try XCTUnwrap(try JSONParser.parse(data).objectValue, f)
+            let version = try XCTUnwrap(entry["checks"]?.intValue, "\(f) carries no checks version")
+            entry["checks"] = .int(version - 1)
+            try Data(JSONValue.object(entry).serialized().utf8).write(to: URL(fileURLWithPath: path))
+        }
+
+        // Each request misses: model work begins (then the request is cancelled).
+        let c = try daemon(dir)
+        for (method, p) in Self.requests {
+            let token = JSONValue.string("older-\(method)")
+            let id = c.start(method, params(p, token: "older-\(method)"))
+            let first = try XCTUnwrap(c.waitFor(timeout: 1800) { m in
+                (m["id"] == .int(id) && (m["result"] != nil || m["error"] != nil))
+                    || (m["method"] == "$/progress" && m["params"]?["token"] == token
+                        && modelWorkPhases.contains(m["params"]?["value"]?["phase"]?.stringValue ?? ""))
+            }, method)
+            XCTAssertNotEqual(first["result"]?["cached"], true, "\(method) served a result cached under another checks version")
+            if first["id"] == nil {
+                c.notify("$/cancelRequest", ["id": .int(id)])
+                XCTAssertNotNil(c.response(id, timeout: 1800), method)
+            }
+        }
+        stop(c)
+    }
+}

@@ -5,82 +5,6 @@ import ParlanceEngine
 import ParlanceJSON
 import ParlanceProtocol
 
-/// What every single-document analysis shares: the resolved input, the engine, sampling,
-/// the cache key, the prompt body (the whole transcript when it fits, part summaries when
-/// it does not), and the result metadata.
-struct AnalysisJob: Sendable {
-    let method: String
-    let input: AnalysisInput
-    let engine: any LanguageModel
-    let options: ResolvedOptions
-    let ctx: RequestContext
-    let cacheKey: String
-    let attempts: Attempts
-
-    static func start(_ method: String, text: String?, uri: String?, language: String?, params: some Encodable & Sendable,
-                      temperature: Double?, seed: Int?, deterministic: Bool?, verify: Bool?, maxAttempts: Int?, maxTokens: Int,
-                      ctx: RequestContext) async throws -> AnalysisJob {
-        let input = try await AnalysisInput.resolve(text: text, uri: uri, language: language, ctx: ctx)
-        let engine = try await ctx.engine()
-        _ = try input.checkedTokenCount(engine, path: uri == nil ? "text" : "uri")
-        let options = ResolvedOptions(GenerationOptions(temperature: temperature, seed: seed, maxTokens: maxTokens, deterministic: deterministic), defaultTemperature: 0.2)
-        return AnalysisJob(method: method, input: input, engine: engine, options: options, ctx: ctx,
-                           cacheKey: AnalysisCache.key(method: method, input: input, params: params, engine: engine),
-                           attempts: Attempts(verify: verify, maxAttempts: maxAttempts))
-    }
-
-    /// A cached result, marked `cached: true`.
-    func cached<R: Decodable>() async -> R? {
-        guard let hit: JSONValue = await ctx.services.analysisCache.get(cacheKey), case .object(var o) = hit else { return nil }
-        o["cached"] = true
-        ctx.progress.report("served from the analysis cache", 100, phase: .done)
-        return try? JSONValue.object(o).decode()
-    }
-
-    /// Adds the metadata every analysis result carries, decodes, caches and returns it.
-    func finish<R: Decodable>(_ content: JSONObject, chunks: Int?, usage: Usage, verification: Verification) async throws -> R {
-        var o = content
-        o["verification"] = try JSONValue(encoding: verification)
-        o["language"] = .string(input.language.language)
-        if let f = input.language.fallbackFrom { o["fallbackFrom"] = .string(f) }
-        if let chunks { o["chunks"] = .int(chunks) }
-        o["cached"] = false
-        o["usage"] = try JSONValue(encoding: usage)
-        o["provenance"] = try JSONValue(encoding: options.provenance(engine))
-        let result: R = try JSONValue.object(o).decode()
-        await ctx.services.analysisCache.put(cacheKey, JSONValue.object(o))
-        return result
-    }
-
-    /// The transcript as the prompt body when it fits beside `output` tokens (the shared
-    /// document prefix), else its part summaries (chunks > 1).
-    func body(output: Int) async throws -> (text: String, chunks: Int, usage: Usage) {
-        let budget = engine.contextSize - output - AnalysisJob.promptOverhead
-        if engine.countTokens(input.promptText) <= budget { return (input.promptText, 1, .zero) }
-        ctx.progress.report("the transcript is longer than the context: condensing it part by part", 2, phase: .tokenizing)
-        let c = try await Condense.condensed(input, engine: engine, options: options, ctx: ctx, budget: budget, range: 5...80)
-        return (c.body, c.chunks, c.usage)
-    }
-
-    /// Tokens kept for the system prompt, template and task text.
-    static let promptOverhead = 200
-
-    /// One schema-guided call over `body`, with the task after the transcript. Progress
-    /// percentages map into `range`; nil reports nothing (one part among many).
-    func generate(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
-                  expectedChars: Int = 500, part: String? = nil, attempt: Int = 1) async throws -> Generated {
-        try Task.checkCancellation()
-        var o = options
-        o.maxTokens = maxTokens
-        o.seed = Attempts.seed(options.seed, attempt: attempt)
-        let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
-        let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task))
-        return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
-                                        cachePriority: input.uri == nil ? .normal : .document,
-                                        progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)
-    }
-}
-
 extension AnalysisJob {
     /// Names in this job's transcript, for the list checks.
     var names: Set<String> { ListVerifier.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
@@ -112,6 +36,19 @@ extension AnalysisJob {
         return (best.content, usage, v)
     }
 
+    /// The shape most analyses have: the body (the whole transcript, or its part summaries
+    /// when it does not fit), then one verified call; progress within `whole`, or within
+    /// `condensed` after condensing (announced by `reducing`, when given).
+    func verifiedAnalysis(task: String, schema: JSONValue, maxTokens: Int, expectedChars: Int, check: ListCheck,
+                          whole: ClosedRange<Int> = 5...99, condensed: ClosedRange<Int> = 85...99,
+                          reducing: ((Int) -> String)? = nil) async throws -> AnalysisOutput {
+        let (body, chunks, usage) = try await body(output: maxTokens)
+        if chunks > 1, let reducing { ctx.progress.report(reducing(chunks), 85, phase: .reduce) }
+        let out = try await generateVerified(body: body, condensed: chunks > 1, task: task, schema: schema, maxTokens: maxTokens,
+                                             range: chunks > 1 ? condensed : whole, expectedChars: expectedChars, check: check)
+        return AnalysisOutput(content: out.content, chunks: chunks, usage: usage + out.usage, verification: out.verification)
+    }
+
     /// The line added to the task from the second attempt on.
     static let stricter = "Every list item must say something different. Takeaways and action items are full sentences, not names or labels. targetAudience describes a kind of people (for example \"new beekeepers\"), not a name."
 }
@@ -125,16 +62,12 @@ public enum Analyses {
         """
 
     public static func tags(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeTags.Result {
-        let job = try await AnalysisJob.start(AnalyzeTags.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
-                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: 300, ctx: ctx)
-        if let hit: AnalyzeTags.Result = await job.cached() { return hit }
-        let (body, chunks, u) = try await job.body(output: 300)
-        let check = ListCheck(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
-                              labels: AnalyzeTags.Result.generatedFields, names: [])
-        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: tagsTask, schema: AnalyzeTags.Result.generationSchema,
-                                                 maxTokens: 300, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250, check: check)
-        return try await job.finish(out.content, chunks: chunks, usage: u + out.usage, verification: out.verification)
+        try await AnalysisJob.run(AnalyzeTags.self, p, maxTokens: 300, ctx: ctx) { job in
+            let check = ListCheck(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
+                                  labels: AnalyzeTags.Result.generatedFields, names: [])
+            return try await job.verifiedAnalysis(task: tagsTask, schema: AnalyzeTags.Result.generationSchema, maxTokens: 300,
+                                                  expectedChars: 250, check: check)
+        }
     }
 
     static let contentTask = """
@@ -144,15 +77,11 @@ public enum Analyses {
         """
 
     public static func content(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeContent.Result {
-        let job = try await AnalysisJob.start(AnalyzeContent.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
-                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: 200, ctx: ctx)
-        if let hit: AnalyzeContent.Result = await job.cached() { return hit }
-        let (body, chunks, u) = try await job.body(output: 200)
-        let check = ListCheck(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
-        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: contentTask, schema: AnalyzeContent.Result.generationSchema,
-                                                 maxTokens: 200, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250, check: check)
-        return try await job.finish(out.content, chunks: chunks, usage: u + out.usage, verification: out.verification)
+        try await AnalysisJob.run(AnalyzeContent.self, p, maxTokens: 200, ctx: ctx) { job in
+            let check = ListCheck(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
+            return try await job.verifiedAnalysis(task: contentTask, schema: AnalyzeContent.Result.generationSchema, maxTokens: 200,
+                                                  expectedChars: 250, check: check)
+        }
     }
 
     /// A string array without case-insensitive repeats, unless that would leave fewer than

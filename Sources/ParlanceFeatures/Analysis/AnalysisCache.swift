@@ -4,11 +4,40 @@ import ParlanceHash
 import ParlanceJSON
 import Synchronization
 
-/// Results keyed by (content hash, method, params, model), in memory (LRU, byte-bounded)
-/// and on disk under the user cache dir, so a repeated request answers at once, even
-/// after a restart. Disk writes are atomic (temp file + rename, mode 0600); a corrupt
-/// file is ignored, replaced, and logged.
+/// Results keyed by what was analysed, how, and by which model (`Key`), in memory (LRU,
+/// byte-bounded) and on disk under the user cache dir, so a repeated request answers at
+/// once, even after a restart. Every entry carries the checks version it was made under,
+/// and an entry of another version is a miss: a result the checks and repairs of an older
+/// (or newer) daemon shaped is never served as this one's. Disk writes are atomic (temp
+/// file + rename, mode 0600); a corrupt file is ignored, replaced, and logged.
 public actor AnalysisCache {
+    /// Raised whenever the checks and repairs change what a result holds.
+    /// 5: the rewrite, list and answer checks of round two.
+    public static let checksVersion = 5
+
+    /// What an entry is for: the method, the content (hashes), the request's settings, the
+    /// output language and the model. The one way to name an entry.
+    public struct Key: Sendable, Hashable {
+        public let text: String
+
+        public init(method: String, content: String, settings: JSONObject, language: String, model: String) {
+            text = [method, content, JSONValue.object(settings).serialized(sortKeys: true), language, model].joined(separator: "|")
+        }
+
+        /// A single-document request: its params without the text, uri and progress token.
+        public init(method: String, input: AnalysisInput, params: some Encodable, engine: any LanguageModel) {
+            var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
+            for k in ["workDoneToken", "text", "uri"] { p[k] = nil }
+            self.init(method: method, content: input.contentHash, settings: p, language: input.language.language, model: engine.identity)
+        }
+    }
+
+    /// An entry as stored: the value and the checks version it was made under.
+    struct Entry<T: Codable>: Codable {
+        var checks: Int
+        var value: T
+    }
+
     private var memory: [String: (data: Data, tick: UInt64)] = [:]
     private var bytes = 0
     private var tick: UInt64 = 0
@@ -26,18 +55,18 @@ public actor AnalysisCache {
     /// Entries and bytes held in memory, read in one hop (`model/status`).
     public var usage: (entries: Int, bytes: Int) { (memory.count, bytes) }
 
-    public func get<T: Decodable>(_ key: String) -> T? {
-        let name = SHA256.hex(key)
+    public func get<T: Codable>(_ key: Key) -> T? {
+        let name = SHA256.hex(key.text)
         if let hit = memory[name] {
             tick += 1
             memory[name]!.tick = tick
-            return try? JSONDecoder().decode(T.self, from: hit.data)
+            return current(try? JSONDecoder().decode(Entry<T>.self, from: hit.data))
         }
         guard let path = path(for: name), let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
-            let v = try JSONDecoder().decode(T.self, from: data)
+            let entry = try JSONDecoder().decode(Entry<T>.self, from: data)
             remember(name, data)
-            return v
+            return current(entry)
         } catch {
             onWarning("ignoring corrupt cache file \(path): \(error)")
             try? FileManager.default.removeItem(atPath: path)
@@ -45,17 +74,23 @@ public actor AnalysisCache {
         }
     }
 
-    public func put<T: Encodable>(_ key: String, _ value: T) {
-        guard let data = try? JSONEncoder().encode(value) else { return }
-        let name = SHA256.hex(key)
+    /// The entry's value when it was made under this daemon's checks.
+    private func current<T>(_ entry: Entry<T>?) -> T? {
+        guard let entry, entry.checks == AnalysisCache.checksVersion else { return nil }
+        return entry.value
+    }
+
+    public func put<T: Codable>(_ key: Key, _ value: T) {
+        guard let data = try? JSONEncoder().encode(Entry(checks: AnalysisCache.checksVersion, value: value)) else { return }
+        let name = SHA256.hex(key.text)
         remember(name, data)
         if let path = path(for: name) {
             do { try AtomicFile.write(data, to: path) } catch { onWarning("could not write cache file \(path): \(error)") }
         }
     }
 
-    /// Drops every entry whose key began with `prefix` (memory only: disk entries are
-    /// content-addressed, so changed content simply misses).
+    /// Drops every entry held in memory (disk entries are content-addressed, so changed
+    /// content simply misses).
     public func clearMemory() {
         memory = [:]
         bytes = 0
@@ -75,21 +110,16 @@ public actor AnalysisCache {
     private func path(for name: String) -> String? {
         directory.map { "\($0)/\(name).json" }
     }
+}
 
-    /// The cache key for an analysis: what was analysed, how, and by which model.
-    public static func key(method: String, input: AnalysisInput, params: some Encodable, engine: any LanguageModel) -> String {
-        var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
-        p["workDoneToken"] = nil
-        p["text"] = nil
-        p["uri"] = nil
-        return [method, input.contentHash, JSONValue.object(p).serialized(sortKeys: true), input.language.language, engine.identity,
-                "checks=\(checksVersion)"].joined(separator: "|")
+extension AnalysisCache {
+    /// A cached result object, marked `cached: true` (progress says so).
+    static func cachedResult<R: Decodable>(_ key: Key, ctx: RequestContext) async -> R? {
+        guard let hit: JSONValue = await ctx.services.analysisCache.get(key), case .object(var o) = hit else { return nil }
+        o["cached"] = true
+        ctx.progress.report("served from the analysis cache", 100, phase: .done)
+        return try? JSONValue.object(o).decode()
     }
-
-    /// Raised whenever the checks and repairs change what a result holds, so that a cache
-    /// written by an older daemon is not served as this one's result.
-    /// 2: takeaways and topics grounded in the transcript, audiences that describe people.
-    static let checksVersion = 5
 }
 
 /// Crash-safe file writes: a reader sees the old file or the new one, never half of one.

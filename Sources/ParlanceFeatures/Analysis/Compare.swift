@@ -19,7 +19,28 @@ public enum Compare {
 
     public static func compare(_ p: AnalyzeCompare.Params, _ ctx: RequestContext) async throws -> AnalyzeCompare.Result {
         let engine = try await ctx.engine()
-        // Every document is resolved before any model work: a bad one fails the request at once.
+        let inputs = try await resolve(p, engine: engine, ctx: ctx)
+        let titles = uniqueTitles(p.documents)
+        let key = cacheKey(p, inputs: inputs, engine: engine)
+        if let hit: AnalyzeCompare.Result = await AnalysisCache.cachedResult(key, ctx: ctx) { return hit }
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, deterministic: p.deterministic), defaultTemperature: 0.2)
+        let (digests, documents, mapped) = try await summarizeEach(p, titles: titles, inputs: inputs, ctx: ctx)
+        let (draft, reduced) = try await compareSummaries(digests, language: inputs[0], engine: engine, options: options, titles: titles, ctx: ctx)
+        var content = verified(draft, titles: titles, verify: Attempts(verify: p.verify, maxAttempts: p.maxAttempts).verify)
+        content["documents"] = .array(documents)
+        content["language"] = .string(inputs[0].language.language)
+        if let f = inputs[0].language.fallbackFrom { content["fallbackFrom"] = .string(f) }
+        content["cached"] = false
+        content["usage"] = try JSONValue(encoding: mapped + reduced)
+        content["provenance"] = try JSONValue(encoding: options.provenance(engine))
+        let result: AnalyzeCompare.Result = try JSONValue.object(content).decode()
+        await ctx.services.analysisCache.put(key, JSONValue.object(content))
+        return result
+    }
+
+    /// Every document resolved before any model work: a bad one fails the request at once,
+    /// its error's message and path saying which document.
+    static func resolve(_ p: AnalyzeCompare.Params, engine: any LanguageModel, ctx: RequestContext) async throws -> [AnalysisInput] {
         var inputs: [AnalysisInput] = []
         for (i, d) in p.documents.enumerated() {
             do {
@@ -37,20 +58,29 @@ public enum Compare {
                 throw e
             }
         }
-        let titles = uniqueTitles(p.documents)
-        let first = inputs[0]
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, deterministic: p.deterministic), defaultTemperature: 0.2)
-        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
-        let key = ([AnalyzeCompare.name, first.language.language, engine.identity, "\(options.seed)", "\(options.sampling.temperature)",
-                    "verify=\(attempts.verify)/\(attempts.maxAttempts)"]
-            + zip(titles, inputs).map { "\($0)=\($1.contentHash)" }).joined(separator: "|")
-        if let hit: JSONValue = await ctx.services.analysisCache.get(key), case .object(var o) = hit {
-            o["cached"] = true
-            ctx.progress.report("served from the analysis cache", 100, phase: .done)
-            return try JSONValue.object(o).decode()
-        }
+        return inputs
+    }
 
-        // Map: one summary per document (sequential: each may fill the context).
+    /// The documents' contents, and the request's settings with each document's title and
+    /// uri but not its text.
+    static func cacheKey(_ p: AnalyzeCompare.Params, inputs: [AnalysisInput], engine: any LanguageModel) -> AnalysisCache.Key {
+        var settings = (try? JSONValue(encoding: p))?.objectValue ?? JSONObject()
+        settings["workDoneToken"] = nil
+        settings["documents"] = .array(p.documents.map { d in
+            var o = JSONObject()
+            if let t = d.title { o["title"] = .string(t) }
+            if let u = d.uri { o["uri"] = .string(u) }
+            return .object(o)
+        })
+        return AnalysisCache.Key(method: AnalyzeCompare.name, content: inputs.map(\.contentHash).joined(separator: ","), settings: settings,
+                                 language: inputs[0].language.language, model: engine.identity)
+    }
+
+    /// Map: one summary per document (analysis/summarize, cached and shared; sequential:
+    /// each may fill the context), as the digest the comparison reads and the result's
+    /// document entry.
+    static func summarizeEach(_ p: AnalyzeCompare.Params, titles: [String], inputs: [AnalysisInput],
+                              ctx: RequestContext) async throws -> (digests: [String], documents: [JSONValue], usage: Usage) {
         var usage = Usage.zero
         var digests: [String] = []
         var documents: [JSONValue] = []
@@ -58,7 +88,7 @@ public enum Compare {
         for (i, d) in p.documents.enumerated() {
             try Task.checkCancellation()
             let sub = ctx.with(progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"))
-            var params = Summarize.Params(text: d.text, uri: d.uri, language: first.language.language, temperature: p.temperature, seed: p.seed)
+            var params = Summarize.Params(text: d.text, uri: d.uri, language: inputs[0].language.language, temperature: p.temperature, seed: p.seed)
             params.verify = p.verify
             params.maxAttempts = p.maxAttempts
             let s = try await Summaries.summarize(params, sub)
@@ -68,9 +98,14 @@ public enum Compare {
             if let uri = d.uri { doc["uri"] = .string(uri) }
             documents.append(.object(doc))
         }
+        return (digests, documents, usage)
+    }
 
-        // Reduce: compare the summaries.
+    /// Reduce: one schema-guided call over the summaries.
+    static func compareSummaries(_ digests: [String], language first: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions,
+                                 titles: [String], ctx: RequestContext) async throws -> (draft: JSONValue, usage: Usage) {
         try Task.checkCancellation()
+        let n = digests.count
         ctx.progress.report("comparing \(n) documents", 82, phase: .reduce)
         var o = options
         o.maxTokens = 300 + 90 * n
@@ -80,33 +115,29 @@ public enum Compare {
         ]
         let out = try await Generation.run(engine, prompt: engine.render(messages), schema: schema(titles), options: o,
                                            progress: ctx.progress.scaled(82...99, expectedChars: 1200))
-        usage = usage + out.usage
-        let draft = out.json ?? [:]
+        return (out.json ?? [:], out.usage)
+    }
+
+    /// The comparison's fields from the draft: common themes checked (labels and repeats
+    /// removed), one insight per title, every title once in the order.
+    static func verified(_ draft: JSONValue, titles: [String], verify: Bool) -> JSONObject {
         var content = JSONObject()
         let (themes, found) = ListVerifier.repair(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                                                    field: .init("commonThemes", .phrase, minItems: 1),
                                                    labels: ["commonThemes", "evolution", "uniqueInsights", "recommendedOrder", "narrative"] + titles, names: [])
         let given = draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let issues = attempts.verify ? found : found.map { i -> VerificationIssue in var r = i; r.repaired = nil; return r }
-        content["commonThemes"] = .array((attempts.verify ? themes : given).map { .string($0) })
+        let issues = verify ? found : found.map { i -> VerificationIssue in var r = i; r.repaired = nil; return r }
+        content["commonThemes"] = .array((verify ? themes : given).map { .string($0) })
         let passed = !issues.contains { $0.repaired != true }
-        content["verification"] = try JSONValue(encoding: Verification(passed: passed, attempts: 1, issues: issues,
-                                                                        fallback: passed && !issues.isEmpty ? .repaired : nil))
+        content["verification"] = try? JSONValue(encoding: Verification(passed: passed, attempts: 1, issues: issues,
+                                                                         fallback: passed && !issues.isEmpty ? .repaired : nil))
         content["evolution"] = draft["evolution"] ?? ""
         content["uniqueInsights"] = .array(titles.map { t in
             ["document": .string(t), "insight": draft["uniqueInsights"]?[t] ?? ""]
         })
         content["recommendedOrder"] = .array(order(draft["recommendedOrder"]?.arrayValue?.compactMap(\.stringValue) ?? [], titles).map { .string($0) })
         content["narrative"] = draft["narrative"] ?? ""
-        content["documents"] = .array(documents)
-        content["language"] = .string(first.language.language)
-        if let f = first.language.fallbackFrom { content["fallbackFrom"] = .string(f) }
-        content["cached"] = false
-        content["usage"] = try JSONValue(encoding: usage)
-        content["provenance"] = try JSONValue(encoding: options.provenance(engine))
-        let result: AnalyzeCompare.Result = try JSONValue.object(content).decode()
-        await ctx.services.analysisCache.put(key, JSONValue.object(content))
-        return result
+        return content
     }
 
     /// Titles as given (else the uri, else "Document N"), made distinct.

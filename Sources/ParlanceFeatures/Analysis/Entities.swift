@@ -34,30 +34,20 @@ public enum Entities {
         """
 
     public static func entities(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeEntities.Result {
-        let job = try await AnalysisJob.start(AnalyzeEntities.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
-                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: maxTokens, ctx: ctx)
-        if let hit: AnalyzeEntities.Result = await job.cached() { return hit }
-        let schema = SchemaDeriver.schema(for: Draft.self)
-        let engine = job.engine
-        var drafts: [JSONValue] = []
-        var usage = Usage.zero
-        var chunks = 1
-        if engine.countTokens(job.input.promptText) <= engine.contextSize - maxTokens - AnalysisJob.promptOverhead {
-            let out = try await job.generate(body: job.input.promptText, condensed: false, task: task, schema: schema,
-                                             maxTokens: maxTokens, range: 5...99, expectedChars: 300)
-            drafts = [out.json ?? [:]]
-            usage = out.usage
-        } else {
-            // Long transcripts: the names in every part's notes (shared with the other
-            // analyses and cached per part).
-            let parts = Condense.pieces(job.input, engine: engine)
-            chunks = parts.count
-            let (notes, u, _) = try await Condense.notes(parts, input: job.input, engine: engine, options: job.options, ctx: ctx, range: 5...95)
-            drafts = notes.map { $0["entities"] ?? [:] }
-            usage = u
+        try await AnalysisJob.run(AnalyzeEntities.self, p, maxTokens: maxTokens, ctx: ctx) { job in
+            // Long transcripts: the names in every part's notes.
+            let (drafts, chunks, usage) = try await job.drafts(output: maxTokens, whole: {
+                try await job.generate(body: job.input.promptText, condensed: false, task: task, schema: SchemaDeriver.schema(for: Draft.self),
+                                       maxTokens: maxTokens, range: 5...99, expectedChars: 300)
+            }, fromNotes: { $0["entities"] ?? [:] })
+            return grounded(drafts, input: job.input, chunks: chunks, usage: usage)
         }
-        let segments = job.input.transcript.segments
+    }
+
+    /// Every name the drafts give, looked up in the transcript: listed by kind with its
+    /// occurrences when found (each name once), else moved to `unverified`.
+    static func grounded(_ drafts: [JSONValue], input: AnalysisInput, chunks: Int, usage: Usage) -> AnalysisOutput {
+        let segments = input.transcript.segments
         var content = JSONObject()
         var unverified: [String] = []
         var taken = Set<String>()
@@ -66,7 +56,7 @@ public enum Entities {
             let (found, missing) = Grounding.verifyNames(names, in: segments)
             var list: [JSONValue] = []
             for (name, ids) in found where taken.insert(TextMatch.normalize(name)).inserted {
-                let refs = ids.compactMap { job.input.segment($0) }.map(Grounding.ref)
+                let refs = ids.compactMap { input.segment($0) }.map(Grounding.ref)
                 list.append(["name": .string(name), "occurrences": .array(refs)])
             }
             content[kind] = .array(list)
@@ -78,7 +68,7 @@ public enum Entities {
         // model gave that are not there were moved to `unverified`.
         let issues = ungrounded.isEmpty ? [] : [VerificationIssue(.unsupportedFact, "not in the transcript, moved to unverified: " + ungrounded.joined(separator: ", "),
                                                                   path: "unverified", repaired: true)]
-        return try await job.finish(content, chunks: chunks, usage: usage,
-                                    verification: Verification(passed: true, attempts: 1, issues: issues, fallback: issues.isEmpty ? nil : .repaired))
+        return AnalysisOutput(content: content, chunks: chunks, usage: usage,
+                              verification: Verification(passed: true, attempts: 1, issues: issues, fallback: issues.isEmpty ? nil : .repaired))
     }
 }

@@ -47,32 +47,16 @@ public enum Highlights {
     }
 
     public static func highlights(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeHighlights.Result {
-        let job = try await AnalysisJob.start(AnalyzeHighlights.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
-                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: maxTokens, ctx: ctx)
-        if let hit: AnalyzeHighlights.Result = await job.cached() { return hit }
-        let engine = job.engine
-        let input = job.input
-        var drafts: [JSONValue] = []
-        var usage = Usage.zero
-        var chunks = 1
-        if engine.countTokens(input.promptText) <= engine.contextSize - maxTokens - AnalysisJob.promptOverhead {
-            let out = try await job.generate(body: input.promptText, condensed: false, task: task,
-                                             schema: schema(ids: input.transcript.segments),
-                                             maxTokens: maxTokens, range: 5...99, expectedChars: 400)
-            drafts = [out.json ?? [:]]
-            usage = out.usage
-        } else {
-            // Long transcripts: the moments, quote and action items in every part's notes
-            // (shared with the other analyses and cached per part), merged.
-            let parts = Condense.pieces(input, engine: engine)
-            chunks = parts.count
-            let (notes, u, _) = try await Condense.notes(parts, input: input, engine: engine, options: job.options, ctx: ctx, range: 5...95)
-            drafts = notes.map { n in ["keyMoments": n["moments"] ?? [], "quotes": n["quote"] ?? [], "actionItems": n["actionItems"] ?? []] }
-            usage = u
+        try await AnalysisJob.run(AnalyzeHighlights.self, p, maxTokens: maxTokens, ctx: ctx) { job in
+            let input = job.input
+            // Long transcripts: the moments, quote and action items in every part's notes, merged.
+            let (drafts, chunks, usage) = try await job.drafts(output: maxTokens, whole: {
+                try await job.generate(body: input.promptText, condensed: false, task: task, schema: schema(ids: input.transcript.segments),
+                                       maxTokens: maxTokens, range: 5...99, expectedChars: 400)
+            }, fromNotes: { n in ["keyMoments": n["moments"] ?? [], "quotes": n["quote"] ?? [], "actionItems": n["actionItems"] ?? []] })
+            let (content, verification) = verify(merge(drafts, input: input), names: job.names, repair: job.attempts.verify)
+            return AnalysisOutput(content: content, chunks: chunks, usage: usage, verification: verification)
         }
-        let (content, verification) = verify(merge(drafts, input: input), names: job.names, repair: job.attempts.verify)
-        return try await job.finish(content, chunks: chunks, usage: usage, verification: verification)
     }
 
     /// Drafts → the result: moments and quotes resolved to their segments (one per segment,

@@ -34,33 +34,32 @@ public enum WorthIt {
 
     public static func worthIt(_ p: AnalyzeWorthIt.Params, _ ctx: RequestContext) async throws -> AnalyzeWorthIt.Result {
         let comments = (p.comments ?? []).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        let job = try await AnalysisJob.start(AnalyzeWorthIt.name, text: p.text, uri: p.uri, language: p.language, params: p,
-                                              temperature: p.temperature, seed: p.seed, deterministic: p.deterministic,
-                                              verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: transcriptTokens, ctx: ctx)
-        if let hit: AnalyzeWorthIt.Result = await job.cached() { return hit }
         let hasComments = comments.contains { !$0.isEmpty }
-        let (body, chunks, u) = try await job.body(output: transcriptTokens)
-        let check = ListCheck(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
-                              proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
-                              names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter], language: job.input.language.language)
-        let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),
-                                                 maxTokens: transcriptTokens, range: chunks > 1 ? 80...(hasComments ? 90 : 99) : 5...(hasComments ? 70 : 99),
-                                                 expectedChars: 1500, check: check)
-        var usage = u + out.usage
-        let draft = JSONValue.object(out.content)
-        let depth = min(1, max(0, draft["contentDepthScore"]?.doubleValue ?? 0))
-
-        var insights: JSONValue? = nil
-        var sentiment: Double? = nil
-        if hasComments {
-            let (v, s, cu) = try await commentInsights(comments, job: job, range: chunks > 1 ? 90...99 : 70...99)
-            insights = v
-            sentiment = s
-            usage = usage + cu
+        return try await AnalysisJob.run(AnalyzeWorthIt.self, p, maxTokens: transcriptTokens, ctx: ctx) { job in
+            let check = ListCheck(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
+                                  proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
+                                  names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter],
+                                  language: job.input.language.language)
+            var out = try await job.verifiedAnalysis(task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),
+                                                     maxTokens: transcriptTokens, expectedChars: 1500, check: check,
+                                                     whole: 5...(hasComments ? 70 : 99), condensed: 80...(hasComments ? 90 : 99))
+            var insights: (value: JSONValue, sentiment: Double)?
+            if hasComments {
+                let (v, s, cu) = try await commentInsights(comments, job: job, range: out.chunks > 1 ? 90...99 : 70...99)
+                insights = (v, s)
+                out.usage = out.usage + cu
+            }
+            out.content = try result(draft: .object(out.content), insights: insights, input: job.input)
+            return out
         }
-        let breakdown = score(depth: depth, sentiment: sentiment)
-        let (questions, source) = suggestedQuestions(draft["suggestedQuestions"]?.arrayValue?.compactMap(\.stringValue) ?? [], job.input)
+    }
 
+    /// The result's fields from the transcript draft and the comment insights: the score
+    /// computed from depth and sentiment, the suggested questions topped up when short.
+    static func result(draft: JSONValue, insights: (value: JSONValue, sentiment: Double)?, input: AnalysisInput) throws -> JSONObject {
+        let depth = min(1, max(0, draft["contentDepthScore"]?.doubleValue ?? 0))
+        let breakdown = score(depth: depth, sentiment: insights?.sentiment)
+        let (questions, source) = suggestedQuestions(draft["suggestedQuestions"]?.arrayValue?.compactMap(\.stringValue) ?? [], input)
         var content = JSONObject()
         content["score"] = .int(breakdown.finalScore)
         content["scoreBreakdown"] = try JSONValue(encoding: breakdown)
@@ -70,8 +69,8 @@ public enum WorthIt {
         content["gemsOfWisdom"] = draft["gemsOfWisdom"] ?? []
         content["suggestedQuestions"] = .array(questions.map { .string($0) })
         content["suggestedQuestionsSource"] = .string(source.rawValue)
-        if let insights { content["commentInsights"] = insights }
-        return try await job.finish(content, chunks: chunks, usage: usage, verification: out.verification)
+        if let insights { content["commentInsights"] = insights.value }
+        return content
     }
 
     // MARK: Comments

@@ -1,0 +1,126 @@
+import Foundation
+import JSONRPC
+import ParlanceDocuments
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+
+/// The fields every single-document analysis request has (`analysis/tags`, `/content`,
+/// `/highlights`, `/entities`, `/worthIt` and `analysis/summarize`).
+protocol AnalysisRequest: Encodable, Sendable {
+    var text: String? { get }
+    var uri: String? { get }
+    var language: String? { get }
+    var temperature: Double? { get }
+    var seed: Int? { get }
+    var deterministic: Bool? { get }
+    var verify: Bool? { get }
+    var maxAttempts: Int? { get }
+}
+extension AnalysisParams: AnalysisRequest {}
+extension Summarize.Params: AnalysisRequest {}
+extension AnalyzeWorthIt.Params: AnalysisRequest {}
+
+/// What an analysis produced, before the metadata every result carries.
+struct AnalysisOutput: Sendable {
+    var content: JSONObject
+    var chunks: Int
+    var usage: Usage
+    var verification: Verification
+}
+
+/// One single-document analysis: the resolved input, the engine, sampling, the cache key
+/// and the attempt policy. `run` is the pipeline every analysis method goes through:
+/// start, cache, the method's own work (`produce`), finish.
+struct AnalysisJob: Sendable {
+    let input: AnalysisInput
+    let engine: any LanguageModel
+    let options: ResolvedOptions
+    let ctx: RequestContext
+    let cacheKey: AnalysisCache.Key
+    let attempts: Attempts
+
+    /// Resolves the request, answers from the cache when it can, else runs `produce` and
+    /// adds the metadata, caches and returns the result.
+    static func run<M: RPCMethod>(_ method: M.Type, _ p: M.Params, maxTokens: Int, ctx: RequestContext,
+                                  _ produce: (AnalysisJob) async throws -> AnalysisOutput) async throws -> M.Result
+    where M.Params: AnalysisRequest {
+        let job = try await start(M.name, p, maxTokens: maxTokens, ctx: ctx)
+        if let hit: M.Result = await AnalysisCache.cachedResult(job.cacheKey, ctx: ctx) { return hit }
+        let out = try await produce(job)
+        return try await job.finish(out)
+    }
+
+    static func start(_ method: String, _ p: some AnalysisRequest, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
+        let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, ctx: ctx)
+        let engine = try await ctx.engine()
+        _ = try input.checkedTokenCount(engine, path: p.uri == nil ? "text" : "uri")
+        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: maxTokens, deterministic: p.deterministic),
+                                      defaultTemperature: 0.2)
+        return AnalysisJob(input: input, engine: engine, options: options, ctx: ctx,
+                           cacheKey: AnalysisCache.Key(method: method, input: input, params: p, engine: engine),
+                           attempts: Attempts(verify: p.verify, maxAttempts: p.maxAttempts))
+    }
+
+    /// Adds the metadata every analysis result carries, decodes, caches and returns it.
+    func finish<R: Decodable>(_ out: AnalysisOutput) async throws -> R {
+        var o = out.content
+        o["verification"] = try JSONValue(encoding: out.verification)
+        o["language"] = .string(input.language.language)
+        if let f = input.language.fallbackFrom { o["fallbackFrom"] = .string(f) }
+        o["chunks"] = .int(out.chunks)
+        o["cached"] = false
+        o["usage"] = try JSONValue(encoding: out.usage)
+        o["provenance"] = try JSONValue(encoding: options.provenance(engine))
+        let result: R = try JSONValue.object(o).decode()
+        await ctx.services.analysisCache.put(cacheKey, JSONValue.object(o))
+        return result
+    }
+
+    /// Tokens kept for the system prompt, template and task text.
+    static let promptOverhead = 200
+
+    /// Whether the whole transcript fits in the context beside `output` tokens.
+    func fits(output: Int) -> Bool {
+        engine.countTokens(input.promptText) <= engine.contextSize - output - AnalysisJob.promptOverhead
+    }
+
+    /// The transcript as the prompt body when it fits beside `output` tokens (the shared
+    /// document prefix), else its part summaries (chunks > 1).
+    func body(output: Int) async throws -> (text: String, chunks: Int, usage: Usage) {
+        if fits(output: output) { return (input.promptText, 1, .zero) }
+        ctx.progress.report("the transcript is longer than the context: condensing it part by part", 2, phase: .tokenizing)
+        let budget = engine.contextSize - output - AnalysisJob.promptOverhead
+        let c = try await Condense.condensed(input, engine: engine, options: options, ctx: ctx, budget: budget, range: 5...80)
+        return (c.body, c.chunks, c.usage)
+    }
+
+    /// Drafts to merge: one call over the whole transcript when it fits beside `output`
+    /// tokens; otherwise every part's notes (shared with the other analyses and cached per
+    /// part), each made a draft by `fromNotes`.
+    func drafts(output: Int, whole: () async throws -> Generated,
+                fromNotes: (JSONValue) -> JSONValue) async throws -> (drafts: [JSONValue], chunks: Int, usage: Usage) {
+        if fits(output: output) {
+            let out = try await whole()
+            return ([out.json ?? [:]], 1, out.usage)
+        }
+        let parts = Condense.pieces(input, engine: engine)
+        let (notes, usage, _) = try await Condense.notes(parts, input: input, engine: engine, options: options, ctx: ctx, range: 5...95)
+        return (notes.map(fromNotes), parts.count, usage)
+    }
+
+    /// One schema-guided call over `body`, with the task after the transcript. Progress
+    /// percentages map into `range`; nil reports nothing (one part among many).
+    func generate(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
+                  expectedChars: Int = 500, part: String? = nil, attempt: Int = 1) async throws -> Generated {
+        try Task.checkCancellation()
+        var o = options
+        o.maxTokens = maxTokens
+        o.seed = Attempts.seed(options.seed, attempt: attempt)
+        let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
+        let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task))
+        return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
+                                        cachePriority: input.uri == nil ? .normal : .document,
+                                        progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import ParlanceDocuments
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+
+/// The last two steps of a question: decide what it gets, then record it.
+extension Ask {
+    /// The outcome from the best attempt, the checks and the answerability evidence. With
+    /// `verify` on, an answer the evidence does not support becomes not found, and a failed
+    /// or "not mentioned" answer where the evidence holds one becomes the passage quoted.
+    /// Every change to what was streamed is streamed again (`restart`).
+    static func decide(_ best: Attempted, checked: Verification, turn: Turn, shown: Shown, evidence: Answerability.Evidence,
+                       input: AnalysisInput, verify: Bool, ctx: RequestContext) -> Decision {
+        let d = best.out.json ?? [:]
+        let modelAnswer = d["answer"]?.stringValue ?? ""
+        let saysNotFound = best.verdict.saysNotFound
+        let answerability = features(evidence, coverage: shown.coverage, passed: checked.passed, saysNotFound: saysNotFound,
+                                     support: saysNotFound ? 0 : Answerability.support(answer: modelAnswer, question: turn.question, segments: shown.segments))
+        // verify: false: the model's own citations (of segments it was shown), as before the checks.
+        let cited = verify ? best.verdict.citations.compactMap { input.segment($0) }
+            : (d["citations"]?.arrayValue ?? []).compactMap { $0.intValue }.filter(Set(shown.ids).contains).compactMap { input.segment($0) }
+        var decision = Decision(outcome: saysNotFound ? .notFound : .answered, answer: modelAnswer,
+                                citations: cited.reduce(into: []) { if !$0.contains($1) { $0.append($1) } },
+                                verification: verify ? checked : reported(checked), answerability: answerability)
+        let answers = answerability.probability >= Answerability.threshold
+        if verify, !answers, !saysNotFound || !checked.passed {
+            decision = unanswerable(decision, evidence: evidence, input: input, ctx: ctx)
+        } else if verify, answers, !checked.passed || saysNotFound {
+            decision = quoted(decision, best: best, turn: turn, shown: shown, evidence: evidence, input: input, ctx: ctx)
+        }
+        if decision.outcome == .answered, decision.verification.fallback == nil, best.attempt != decision.verification.attempts {
+            // An earlier attempt was better than the last one streamed: stream its answer again.
+            ctx.progress(.init(kind: .report, message: "attempt \(best.attempt) kept", phase: .verifying, delta: decision.answer,
+                               attempt: best.attempt, restart: true))
+        }
+        if decision.outcome == .notFound {
+            decision.citations = []
+            if decision.verification.fallback == nil {
+                // The model said the document does not say: in the daemon's words, not its own.
+                decision.answer = Retrieval.notFound(input.language.language)
+                ctx.progress(.init(kind: .report, message: "the model found no answer in the document", phase: .verifying,
+                                   delta: decision.answer, attempt: decision.verification.attempts, restart: true))
+            }
+        }
+        decision.citations.sort { $0.id < $1.id }
+        return decision
+    }
+
+    /// verify: false: what the checks found, none of it acted on.
+    static func reported(_ v: Verification) -> Verification {
+        let open = v.issues.map { i -> VerificationIssue in
+            var r = i
+            r.repaired = nil
+            r.message = r.message.replacingOccurrences(of: ": removed", with: "").replacingOccurrences(of: ": added", with: "")
+            return r
+        }
+        return Verification(passed: open.isEmpty, attempts: v.attempts, issues: open)
+    }
+
+    /// The evidence says the document does not give what is asked: whatever the model
+    /// answered (an unrelated quote, a near miss, an invented figure) is not an answer.
+    static func unanswerable(_ d: Decision, evidence: Answerability.Evidence, input: AnalysisInput, ctx: RequestContext) -> Decision {
+        let failed = d.verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
+        let why = evidence.expects.map { "no segment shown gives \(Ask.describe($0)) next to the question's subject" }
+            ?? "the segments shown do not hold the question's subject"
+        let answer = Retrieval.notFound(input.language.language)
+        let verification = Verification(passed: true, attempts: d.verification.attempts,
+                                        issues: failed + [VerificationIssue(.notAnswered, "\(why) (answerability \(d.answerability.probability)): not found",
+                                                                            path: "answer", repaired: true)],
+                                        fallback: .notFound)
+        ctx.progress(.init(kind: .report, message: "the document does not answer the question", phase: .verifying, delta: answer,
+                           attempt: verification.attempts, restart: true))
+        return Decision(outcome: .notFound, answer: answer, citations: [], verification: verification, answerability: d.answerability)
+    }
+
+    /// No usable model answer (or the model said "not mentioned" where the evidence holds
+    /// the answer): quote the passage that holds it.
+    static func quoted(_ d: Decision, best: Attempted, turn: Turn, shown: Shown, evidence: Answerability.Evidence, input: AnalysisInput,
+                       ctx: RequestContext) -> Decision {
+        let failed = d.verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
+        let quoted = extractive(question: turn.question, evidence: evidence, passages: AnswerVerifier.Passages(shown.segments))
+        let repaired = best.verdict.citations.compactMap { input.segment($0) }
+        let citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
+        let answer = quoted.map { quote($0) }.joined(separator: " ")
+        let verification = Verification(passed: true, attempts: d.verification.attempts, issues: failed, fallback: .extractive)
+        ctx.progress(.init(kind: .report, message: "no model answer passed verification: extractive answer", phase: .verifying,
+                           delta: answer, attempt: verification.attempts, restart: true))
+        return Decision(outcome: .extractive, answer: answer, citations: citations, verification: verification, answerability: d.answerability)
+    }
+
+    /// The session goes on from what the user was given; the conversation keeps the
+    /// exchange; the result.
+    static func record(_ d: Decision, best: Attempted, turn: inout Turn, meta: Meta, usage: Usage, session s: inout SessionState) -> AskStream.Result {
+        let out = best.out
+        if d.answer == out.json?["answer"]?.stringValue ?? "" {
+            s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, out.text)]
+            s.history = out.prompt.tokens + out.tokens
+        } else {
+            // The answer returned replaced the model's: the conversation goes on from what the
+            // user was given (re-rendered next turn), not from the model's failed text.
+            s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, JSONValue.object(["answer": .string(d.answer)]).serialized())]
+            s.history = []
+        }
+        turn.convo.exchanges.append((turn.question, d.answer))
+        let found = d.outcome != .notFound
+        let score = found ? d.answerability.probability : 1 - d.answerability.probability
+        let topics = Analyses.dedupe(out.json?["relatedTopics"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        return meta.result(answer: d.answer, found: found, citations: d.citations, confidence: score >= 0.8 ? .high : score >= 0.5 ? .medium : .low,
+                           score: (score * 1000).rounded() / 1000, answerability: d.answerability, topics: found ? topics : [],
+                           usage: usage, verification: d.verification)
+    }
+
+    /// What every result of a turn carries besides its answer.
+    struct Meta {
+        let sessionId: String
+        let turn: Int
+        let input: AnalysisInput
+        let provenance: Provenance
+        let retrieval: AskStream.Retrieval
+
+        func result(answer: String, found: Bool, citations: [Segment], confidence: AskStream.Confidence, score: Double? = nil,
+                    answerability: AskStream.Answerability? = nil, topics: [String], usage: Usage, verification: Verification) -> AskStream.Result {
+            AskStream.Result(answer: answer, found: found, citations: citations.map(Grounding.citation), confidence: confidence,
+                             confidenceScore: score, answerability: answerability, relatedTopics: topics, timestamp: Grounding.span(citations),
+                             sessionId: sessionId, turn: turn, retrieval: retrieval, language: input.language.language,
+                             fallbackFrom: input.language.fallbackFrom, cached: false, verification: verification, usage: usage, provenance: provenance)
+        }
+    }
+}

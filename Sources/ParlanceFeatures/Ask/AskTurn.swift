@@ -1,0 +1,225 @@
+import Foundation
+import JSONRPC
+import ParlanceDocuments
+import ParlanceEngine
+import ParlanceJSON
+import ParlanceProtocol
+
+/// One question answered, as steps: the cache, retrieve (what the model is shown),
+/// generate (attempts, each checked), decide (the outcome) and record (the session, the
+/// conversation and the cache).
+extension Ask {
+    /// A question's state while it is answered.
+    struct Turn {
+        let question: String
+        let number: Int
+        /// The previous question, which a follow-up's retrieval also reads.
+        let previous: String
+        var convo: Conversation
+        let cacheKey: AnalysisCache.Key
+    }
+
+    /// What retrieval found: the segments to show, or nothing relevant.
+    enum Retrieved {
+        case shown(Shown)
+        case nothing(AskStream.Retrieval)
+        var retrieval: AskStream.Retrieval {
+            switch self {
+            case .shown(let s): s.retrieval
+            case .nothing(let r): r
+            }
+        }
+    }
+
+    /// What the model is shown for the question.
+    struct Shown {
+        var segments: [Segment]
+        var ids: [Int]
+        var prompt: ModelPrompt
+        var userContent: String
+        var retrieval: AskStream.Retrieval
+        /// The question's terms found in the document (the first answerability feature).
+        var coverage: Double
+    }
+
+    /// The best of the model's attempts, with what the checks found.
+    struct Attempted {
+        var out: Generated
+        var user: String
+        var verdict: AnswerVerifier.Verdict
+        var attempt: Int
+    }
+
+    /// What the question gets: the model's answer (its citations checked), not found (the
+    /// model or the evidence says the document does not answer), or the passage quoted that
+    /// holds the answer where no model answer was usable.
+    enum Outcome { case answered, notFound, extractive }
+
+    struct Decision {
+        var outcome: Outcome
+        var answer: String
+        var citations: [Segment]
+        var verification: Verification
+        var answerability: AskStream.Answerability
+    }
+
+    static func answer(_ p: AskStream.Params, input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, session s: inout SessionState,
+                       ctx: RequestContext) async throws -> AskStream.Result {
+        // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
+        var attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
+        var turn = await begin(p, input: input, engine: engine, options: options, attempts: attempts, session: s)
+        if s.turns.isEmpty, let hit = try await cached(&turn, session: &s, ctx: ctx) { return hit }
+        ctx.progress.report("retrieving", 2, phase: .tokenizing)
+        let retrieved = await retrieve(&turn, input: input, engine: engine, options: options, session: &s)
+        let meta = Meta(sessionId: s.id, turn: turn.number, input: input, provenance: options.provenance(engine), retrieval: retrieved.retrieval)
+        guard case .shown(let shown) = retrieved else { return await nothingRelevant(&turn, input: input, meta: meta, session: &s, ctx: ctx) }
+        let evidence = Answerability.evidence(question: turn.question, segments: shown.segments)
+        if features(evidence, coverage: shown.coverage, passed: true, saysNotFound: false, support: 1).probability < Answerability.threshold {
+            // Even a passing, supported answer would not outweigh the evidence that the
+            // document never gives what is asked: one attempt, no retries.
+            attempts.maxAttempts = 1
+        }
+        let (best, checked, usage) = try await generate(turn, shown: shown, engine: engine, options: options, attempts: attempts, session: s, ctx: ctx)
+        let decision = decide(best, checked: checked, turn: turn, shown: shown, evidence: evidence, input: input, verify: attempts.verify, ctx: ctx)
+        let result = record(decision, best: best, turn: &turn, meta: meta, usage: usage, session: &s)
+        await Conversations.shared.set(s.id, turn.convo)
+        if turn.number == 1 {
+            await ctx.services.analysisCache.put(turn.cacheKey, CachedAnswer(result: try JSONValue(encoding: result), user: best.user, raw: best.out.text,
+                                                                             shown: turn.convo.shown.sorted()))
+        }
+        return result
+    }
+
+    /// The conversation this question continues (a new one when the document changed) and
+    /// the key of its first answer in the cache.
+    static func begin(_ p: AskStream.Params, input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, attempts: Attempts,
+                      session s: SessionState) async -> Turn {
+        let known = await Conversations.shared.get(s.id)
+        let convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
+            ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
+        let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
+        let settings: JSONObject = [
+            "question": .string(question), "seed": .int(Int(options.seed)), "deterministic": .bool(options.deterministic),
+            "temperature": .double(options.sampling.temperature), "maxTokens": .int(options.maxTokens), "verify": .bool(attempts.verify),
+            "maxAttempts": .int(attempts.maxAttempts), "answerability": 1,
+        ]
+        return Turn(question: question, number: s.turns.count / 2 + 1, previous: convo.exchanges.last?.question ?? "", convo: convo,
+                    cacheKey: AnalysisCache.Key(method: AskStream.name, content: input.contentHash, settings: settings,
+                                                language: input.language.language, model: engine.identity))
+    }
+
+    /// A first question answered before: the session continues from the cached exchange.
+    static func cached(_ turn: inout Turn, session s: inout SessionState, ctx: RequestContext) async throws -> AskStream.Result? {
+        guard let hit: CachedAnswer = await ctx.services.analysisCache.get(turn.cacheKey), case .object(var o) = hit.result else { return nil }
+        s.turns = [ChatMessage(.user, hit.user), ChatMessage(.assistant, hit.raw)]
+        s.history = []
+        turn.convo.shown = Set(hit.shown)
+        let answer = o["answer"]?.stringValue ?? ""
+        turn.convo.exchanges.append((turn.question, answer))
+        await Conversations.shared.set(s.id, turn.convo)
+        ctx.progress(.init(kind: .report, message: "served from the analysis cache", percentage: 100, phase: .done, delta: answer))
+        o["sessionId"] = .string(s.id)
+        o["cached"] = true
+        return try JSONValue.object(o).decode()
+    }
+
+    /// The segments to show (the whole document when it is short, else the best BM25
+    /// segments not shown before) and the prompt; nil when nothing is relevant. A
+    /// conversation that no longer fits starts its context again from this question's
+    /// excerpts and a digest of the earlier exchanges.
+    static func retrieve(_ turn: inout Turn, input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions,
+                         session s: inout SessionState) async -> Retrieved {
+        let query = turn.question + " " + turn.previous
+        let qa = TokenBudget.qa.scaled(toContext: engine.contextSize)
+        // The whole document is shown when it is short: beyond the retrieval budget a small
+        // model answers no better from all of it than from its best segments, only slower.
+        let wholeBudget = min(qa.input, Ask.retrievalBudget, engine.contextSize - options.maxTokens - 400)
+        let whole = s.turns.isEmpty && input.promptText.utf8.count <= wholeBudget * 8 && engine.countTokens(input.promptText) <= wholeBudget
+        let sel = await Retrieval.select(query, coverageQuery: turn.number == 1 ? turn.question : query, input: input, excluding: turn.convo.shown,
+                                         budget: s.turns.isEmpty ? min(qa.input, Ask.retrievalBudget) : 500, tokenCount: engine.countTokens)
+        var retrieval = AskStream.Retrieval(method: "bm25", wholeDocument: whole && sel.found, segmentsSearched: input.transcript.segments.count,
+                                            segmentsUsed: [], topScore: (sel.topScore * 1000).rounded() / 1000,
+                                            termCoverage: (sel.coverage * 100).rounded() / 100)
+        guard sel.found else { return .nothing(retrieval) }
+        let shownNow = whole ? input.transcript.segments : sel.segments
+        let body = whole ? input.promptText : Retrieval.render(sel.segments)
+        let taskText = "Question: \(turn.question)\n\(task)"
+        var prompt: ModelPrompt
+        var userContent: String
+        if s.turns.isEmpty {
+            let messages = AnalysisPrompt.messages(input, body: body, task: taskText)
+            userContent = messages[1].content
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+        } else {
+            let more = shownNow.isEmpty ? "" : "More of the transcript:\n\(body)\n\n---\n"
+            userContent = "\(more)Follow-up \(taskText) Write in \(input.languageName)."
+            prompt = Sessions.prompt(for: s, adding: userContent, engine: engine)
+        }
+        turn.convo.shown.formUnion(shownNow.map(\.id))
+        if prompt.count + options.maxTokens > engine.contextSize {
+            let fresh = await Retrieval.select(query, coverageQuery: query, input: input, excluding: [],
+                                               budget: min(qa.input, Ask.retrievalBudget), tokenCount: engine.countTokens)
+            let earlier = turn.convo.exchanges.suffix(3).map { "Q: \($0.question)\nA: \($0.answer)" }.joined(separator: "\n")
+            let messages = AnalysisPrompt.messages(input, body: Retrieval.render(fresh.segments), task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
+            userContent = messages[1].content
+            s.turns = []
+            s.history = []
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+            turn.convo.shown = Set(fresh.segments.map(\.id))
+        }
+        let ids = turn.convo.shown.sorted()
+        retrieval.segmentsUsed = ids
+        return .shown(Shown(segments: ids.compactMap { input.segment($0) }, ids: ids, prompt: prompt, userContent: userContent,
+                            retrieval: retrieval, coverage: sel.coverage))
+    }
+
+    /// Nothing relevant: say so, with no model call and no citation.
+    static func nothingRelevant(_ turn: inout Turn, input: AnalysisInput, meta: Meta, session s: inout SessionState, ctx: RequestContext) async -> AskStream.Result {
+        let text = Retrieval.notFound(input.language.language)
+        s.turns += [ChatMessage(.user, "Question: \(turn.question)"), ChatMessage(.assistant, text)]
+        s.history = []
+        turn.convo.exchanges.append((turn.question, text))
+        await Conversations.shared.set(s.id, turn.convo)
+        ctx.progress(.init(kind: .report, percentage: 100, phase: .done, delta: text))
+        return meta.result(answer: text, found: false, citations: [], confidence: .low, topics: [], usage: .zero,
+                           verification: Verification(passed: true, attempts: 0, issues: [], fallback: .notFound))
+    }
+
+    /// The answerability features of this question's evidence and an answer's checks, with
+    /// the calibrated probability read from them.
+    static func features(_ evidence: Answerability.Evidence, coverage: Double, passed: Bool, saysNotFound: Bool, support: Double) -> AskStream.Answerability {
+        var f = Answerability.Features(expects: evidence.expects, questionCoverage: (coverage * 100).rounded() / 100,
+                                       focusCoverage: (evidence.focusCoverage * 100).rounded() / 100,
+                                       typedCoverage: (evidence.typedCoverage * 100).rounded() / 100,
+                                       typeMissing: evidence.expects != nil && evidence.passage.isEmpty, modelPassed: passed,
+                                       modelSaysNotFound: saysNotFound, answerSupport: (support * 100).rounded() / 100)
+        f.probability = (Answerability.probability(f) * 1000).rounded() / 1000
+        return f
+    }
+
+    /// The model's attempts, each checked against the segments shown; later attempts add a
+    /// stricter last line to the same prompt (the transcript before it stays cached).
+    static func generate(_ turn: Turn, shown: Shown, engine: any LanguageModel, options: ResolvedOptions, attempts: Attempts, session s: SessionState,
+                         ctx: RequestContext) async throws -> (best: Attempted, checked: Verification, usage: Usage) {
+        let instructions = [task, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
+        let passages = AnswerVerifier.Passages(shown.segments)
+        let schema = schema(ids: shown.ids, maxTokens: options.maxTokens)
+        var usage = Usage.zero
+        let (best, checked) = try await attempts.run(progress: ctx.progress, { attempt in
+            var o = options
+            o.seed = Attempts.seed(options.seed, attempt: attempt)
+            let user = attempt == 1 ? shown.userContent : shown.userContent + "\n" + stricter
+            let tokens = attempt == 1 ? shown.prompt
+                : s.turns.isEmpty ? engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
+                : Sessions.prompt(for: s, adding: user, engine: engine)
+            let out = try await Generation.run(engine, prompt: tokens, schema: schema, options: o, cachePriority: .session,
+                                               progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 99...99, expectedChars: 500)))
+            usage = usage + out.usage
+            let d = out.json ?? [:]
+            let verdict = AnswerVerifier.check(question: turn.question, answer: d["answer"]?.stringValue ?? "",
+                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions)
+            return Attempted(out: out, user: user, verdict: verdict, attempt: attempt)
+        }, check: { $0.verdict.issues })
+        return (best, checked, usage)
+    }
+}
