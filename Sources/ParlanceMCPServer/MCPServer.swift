@@ -17,7 +17,6 @@ import Synchronization
 public final class MCPServer: Sendable {
     let connection: Connection
     let client: InProcessClient
-    let log: Logger
     struct State {
         var version = MCPWire.latest
         var level = MCPWire.levels.firstIndex(of: "warning")!
@@ -31,10 +30,9 @@ public final class MCPServer: Sendable {
     }
     let state = Mutex(State())  // guards the negotiated revision, the log level, the calls in flight and the opened documents
 
-    init(connection: Connection, client: InProcessClient, log: Logger) {
+    init(connection: Connection, client: InProcessClient) {
         self.connection = connection
         self.client = client
-        self.log = log
     }
 
     /// Serves MCP on `connection` until its input ends, each tool call a request to
@@ -42,7 +40,7 @@ public final class MCPServer: Sendable {
     /// it refuses `initialize`.
     public static func serve(on connection: Connection, client: InProcessClient, log: Logger) async throws {
         if case .failure(let f) = await client.call(Initialize.name, ["capabilities": ["tools": false]]) { throw f }
-        let server = MCPServer(connection: connection, client: client, log: log)
+        let server = MCPServer(connection: connection, client: client)
         log.info("parlance \(Server.version) serving MCP on stdio (revisions \(MCPWire.versions.joined(separator: ", ")))")
         await server.loop(MCPMethods.table(server))
         await client.close()

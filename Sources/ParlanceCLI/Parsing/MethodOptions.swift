@@ -29,7 +29,7 @@ enum MethodOptions {
                               negate: { $0.params[key] = false }, set: { v, _ in v.params[key] = true })
             }
             let value = !choices.isEmpty ? choices.joined(separator: "|") : type == "string" ? key.uppercased().filter(\.isLetter) : "N"
-            return Option(name, value, choices.isEmpty ? .text : .choices(choices), help, inline: .ignored) { v, raw in
+            return Option(name, value, choices.isEmpty ? .text : .choices(choices), help) { v, raw in
                 let x = try parse(raw, name: name, type: type, choices: choices)
                 v.params[key] = isArray ? .array((v.params[key]?.arrayValue ?? []) + [x]) : x
             }

@@ -13,7 +13,8 @@ struct Option: Sendable {
     /// What a shell completes the value to.
     let kind: ValueKind
     let help: String
-    /// What a switch makes of a value written into it (`--name=x`).
+    /// What a switch makes of a value written into it (`--name=x`); an option that takes a
+    /// value takes it either way.
     let inline: Inline
     /// Sets what the option decides, from its value ("" for a switch).
     let set: @Sendable (inout OptionValues, String) throws -> Void
@@ -30,7 +31,7 @@ struct Option: Sendable {
         case unmatched
     }
 
-    init(_ name: String, _ value: String?, _ kind: ValueKind, _ help: String, inline: Inline,
+    init(_ name: String, _ value: String?, _ kind: ValueKind, _ help: String, inline: Inline = .ignored,
          negate: (@Sendable (inout OptionValues) -> Void)? = nil, set: @escaping @Sendable (inout OptionValues, String) throws -> Void) {
         self.name = name
         self.value = value
@@ -48,7 +49,7 @@ struct Option: Sendable {
 
     /// A command's own option: its value is kept by name for the command to read (`Invocation.own`).
     static func own(_ name: String, _ value: String?, _ kind: ValueKind, _ help: String) -> Option {
-        Option(name, value, kind, help, inline: .ignored) { $0.own[name] = $1 }
+        Option(name, value, kind, help) { $0.own[name] = $1 }
     }
 }
 
