@@ -102,6 +102,11 @@ let package = Package(
             name: "ServerTests",
             dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "ParlanceRemote", "JSONRPC", "ParlanceJSON", "ParlanceSchema"],
             swiftSettings: swiftSettings),
+        // The command line's options (parsing, --help, man page, completions) and `parlance mcp`'s method table.
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["ParlanceCLI", "ParlanceMCPServer", "ParlanceInProcess", "ParlanceServer", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "JSONRPC", "ParlanceJSON"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["ParlanceJSON", "ParlanceSchema", "ParlanceProtocol", "ParlanceClient", "ParlanceHash"],
