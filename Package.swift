@@ -12,7 +12,9 @@
 //   ParlanceFeatures                           one file per method family
 //   ParlanceLSP                                the standard LSP surface: editor buffers, rewrite code actions
 //   ParlanceServer                             lifecycle, the one registration list, dispatch
-//   ParlanceCLI                                flags, --help/man/completions, commands and `parlance mcp` over an in-process server
+//   ParlanceInProcess                          the server in this process: its client, FILE arguments, results as text
+//   ParlanceMCPServer                          `parlance mcp`: the MCP server, its method table, tools, resources, prompts
+//   ParlanceCLI                                options, --help/man/completions, commands, the daemon on stdio
 //   ParlanceClient                             drives a daemon over pipes (tests, bench)
 //   parlance, parlance-bench                   executables
 import PackageDescription
@@ -65,10 +67,23 @@ let package = Package(
             dependencies: ["JSONRPC", "ParlanceProtocol", "ParlanceSchema", "ParlanceEngine", "ParlanceFeatures", "ParlanceDocuments", "ParlanceLSP"],
             swiftSettings: swiftSettings),
 
-        // MARK: Command line: the daemon's flags, and one-off commands through an in-process server
+        // MARK: Front ends over an in-process server: `parlance mcp`, and the command line
+        // The daemon's server in this process, as both front ends use it: a client over a
+        // pipe pair, FILE arguments, and results as plain text.
+        .target(
+            name: "ParlanceInProcess",
+            dependencies: ["ParlanceServer", "ParlanceProtocol", "JSONRPC", "ParlanceJSON"],
+            swiftSettings: swiftSettings),
+        // `parlance mcp`: Parlance's methods as an MCP server's tools (beside ParlanceLSP,
+        // the other standard protocol Parlance speaks), with a method table like the daemon's.
+        .target(
+            name: "ParlanceMCPServer",
+            dependencies: ["ParlanceInProcess", "ParlanceServer", "ParlanceProtocol", "ParlanceMCP", "ParlanceSchema", "JSONRPC", "ParlanceJSON"],
+            swiftSettings: swiftSettings),
+        // The command line: the daemon's options, and one-off commands through an in-process server.
         .target(
             name: "ParlanceCLI",
-            dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "ParlanceModelStores", "ParlanceSchema", "JSONRPC", "ParlanceJSON"],
+            dependencies: ["ParlanceInProcess", "ParlanceMCPServer", "ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "ParlanceModelStores", "ParlanceSchema", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
 
         // MARK: Client (tests, benchmark, and anyone driving the daemon from Swift)
@@ -86,6 +101,11 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: ["ParlanceServer", "ParlanceProtocol", "ParlanceFeatures", "ParlanceEngine", "ParlanceDocuments", "ParlanceLSP", "ParlanceRemote", "JSONRPC", "ParlanceJSON", "ParlanceSchema"],
+            swiftSettings: swiftSettings),
+        // The command line's options (parsing, --help, man page, completions) and `parlance mcp`'s method table.
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["ParlanceCLI", "ParlanceMCPServer", "ParlanceInProcess", "ParlanceServer", "ParlanceFeatures", "ParlanceEngine", "ParlanceMCP", "JSONRPC", "ParlanceJSON"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

@@ -7,12 +7,13 @@ import Dispatch
 import Foundation
 import JSONRPC
 import ParlanceEngine
+import ParlanceInProcess
 import ParlanceJSON
 import ParlanceServer
 
-/// `parlance`: the daemon (`--stdio`) and the command line, parsed from one table of
-/// flags. Exit codes: 0 success, 1 a failed request (its message and data on stderr), 2 a
-/// usage error, 130 interrupted.
+/// `parlance`: the daemon (`--stdio`) and the command line, parsed from one kind of option
+/// (Parsing/Option.swift). Exit codes: 0 success, 1 a failed request (its message and data
+/// on stderr), 2 a usage error, 130 interrupted.
 public enum CLI {
     public static func main(_ arguments: [String]) async -> Int32 {
         ProcessMemory.tune()  // first: few malloc arenas, so freed memory is reused across threads
@@ -38,14 +39,14 @@ public enum CLI {
                 default: break
                 }
             }
-            if let i = args.firstIndex(where: { !$0.hasPrefix("-") && Command.named($0) != nil && !isFlagValue(args, $0) }) {
+            if let i = args.firstIndex(where: { !$0.hasPrefix("-") && Command.named($0) != nil && !Parser.isOptionValue(args, $0) }) {
                 command = Command.named(args[i])
                 args.remove(at: i)
             }
-            guard let command else { return try await daemon(&settings, args) }
+            guard let command else { return try await daemon(settings, args) }
             // A command reports its own errors; the server's log says only our faults unless asked.
             if ProcessInfo.processInfo.environment["PARLANCE_LOG_LEVEL"] == nil { settings.logLevel = .fault }
-            return try await run(command, &settings, args)
+            return try await run(command, settings, args)
         } catch let e as UsageError {
             let cmd = e.command ?? command?.name
             FileHandle.standardError.write(Data("parlance: \(e.description)\nTry 'parlance \(cmd.map { "\($0) " } ?? "")--help'.\n".utf8))
@@ -56,64 +57,20 @@ public enum CLI {
         }
     }
 
-    /// True when `word` at its first place is the value of the flag before it (`--model summarize`).
-    static func isFlagValue(_ args: [String], _ word: String) -> Bool {
-        guard let i = args.firstIndex(of: word), i > 0 else { return false }
-        let (prev, inline) = DaemonSettings.split(args[i - 1])
-        return inline == nil && DaemonSettings.flags.contains { $0.name == prev && $0.value != nil }
+    /// `parlance --stdio [options]`: serve JSON-RPC on stdin/stdout.
+    static func daemon(_ settings: DaemonSettings, _ args: [String]) async throws -> Int32 {
+        await Daemon.serve(try Parser.daemon(settings, args))
     }
 
-    /// `parlance --stdio [flags]`: serve JSON-RPC on stdin/stdout.
-    static func daemon(_ settings: inout DaemonSettings, _ args: [String]) async throws -> Int32 {
-        var stdio = false
-        var i = 0
-        while i < args.count {
-            if args[i] == "--stdio" { stdio = true; i += 1; continue }
-            guard try settings.take(args, &i) else {
-                throw UsageError(args[i].hasPrefix("-") ? "unknown argument '\(args[i])'" : "unknown command '\(args[i])' (commands: \(Command.all.map(\.name).joined(separator: ", ")))")
-            }
+    /// `parlance COMMAND [options] [args]`: parse, run, report; the command's server (in
+    /// this process, started on its first request) finishes before it returns.
+    static func run(_ command: Command, _ settings: DaemonSettings, _ args: [String]) async throws -> Int32 {
+        guard let (positionals, values) = try Parser.command(command, settings, args) else {
+            print(Manual.help(command))
+            return 0
         }
-        guard stdio else { throw UsageError("nothing to do: pass --stdio to serve, or a command (\(Command.all.map(\.name).joined(separator: ", ")))") }
-        return await Daemon.serve(settings)
-    }
-
-    static func run(_ command: Command, _ settings: inout DaemonSettings, _ args: [String]) async throws -> Int32 {
-        var positionals: [String] = []
-        var params = JSONObject()
-        var extra: [String: String] = [:]
-        var json = false
-        let flags = command.flags
-        var i = 0
-        var onlyPositionals = false
-        while i < args.count {
-            let a = args[i]
-            if onlyPositionals || a == "-" || !a.hasPrefix("-") { positionals.append(a); i += 1; continue }
-            if a == "--" { onlyPositionals = true; i += 1; continue }
-            if a == "--help" || a == "-h" { print(Manual.help(command)); return 0 }
-            if a == "--json" { json = true; i += 1; continue }
-            let (name, inline) = DaemonSettings.split(a)
-            if let x = command.extra.first(where: { $0.name == name }) {
-                if x.value == nil { extra[name] = ""; i += 1; continue }
-                guard let v = inline ?? (i + 1 < args.count ? args[i + 1] : nil) else { throw UsageError("\(name) needs a value (\(x.value!))", command: command.name) }
-                extra[name] = v
-                i += inline == nil ? 2 : 1
-                continue
-            }
-            do {
-                if try MethodFlag.take(flags, args, &i, into: &params) { continue }
-                if try settings.take(args, &i) { continue }
-            } catch let e as UsageError {
-                throw UsageError(e.description, command: command.name)
-            }
-            throw UsageError("unknown option '\(a)' for \(command.name)", command: command.name)
-        }
-        guard command.positionals.contains(positionals.count) else {
-            let r = command.positionals
-            let takes = r.lowerBound == r.upperBound ? "\(r.lowerBound)" : r.lowerBound == 0 ? "at most \(r.upperBound)" : "\(r.lowerBound) to \(r.upperBound)"
-            throw UsageError("\(command.name) takes \(takes) argument\(r.upperBound == 1 ? "" : "s") (usage: parlance \(command.name) \(command.synopsis)), got \(positionals.count)", command: command.name)
-        }
-        let session = CLISession(settings: settings)
-        let inv = Invocation(command: command.name, positionals: positionals, params: params, extra: extra, json: json, session: session)
+        let session = CLISession(settings: values.settings)
+        let inv = Invocation(command: command.name, positionals: positionals, params: values.params, own: values.own, json: values.json, session: session)
         let code: Int32
         do {
             code = try await command.run(inv)

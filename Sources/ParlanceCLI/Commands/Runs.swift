@@ -1,5 +1,8 @@
 import Foundation
+import JSONRPC
+import ParlanceInProcess
 import ParlanceJSON
+import ParlanceMCPServer
 import ParlanceProtocol
 
 /// What each command does: build the method's params, send them through the in-process
@@ -53,8 +56,8 @@ enum Runs {
     }
 
     static func analyze(_ inv: Invocation) async throws -> Int32 {
-        guard let kind = Command.analyses.first(where: { $0.word == inv.positionals[0] }) else {
-            throw UsageError("analyze takes one of \(Command.analyses.map(\.word).joined(separator: ", ")), got '\(inv.positionals[0])'", command: "analyze")
+        guard let kind = AnalysisKinds.all.first(where: { $0.word == inv.positionals[0] }) else {
+            throw UsageError("analyze takes one of \(AnalysisKinds.all.map(\.word).joined(separator: ", ")), got '\(inv.positionals[0])'", command: "analyze")
         }
         var p = inv.params
         p["text"] = .string(try Input.read(inv.positionals[1]))
@@ -104,13 +107,13 @@ enum Runs {
     static func chat(_ inv: Invocation) async throws -> Int32 {
         let t = inv.session.terminal
         var schema: JSONValue? = nil
-        if let path = inv.extra["--schema"] {
+        if let path = inv.own["--schema"] {
             do { schema = try JSONParser.parse(Array(try Input.read(path).utf8)) } catch let e as UsageError { throw e } catch {
                 throw UsageError("--schema \(path) is not JSON: \(error)", command: "chat")
             }
         }
         var options = JSONObject()
-        if let n = inv.extra["--max-tokens"] {
+        if let n = inv.own["--max-tokens"] {
             guard let v = Int(n) else { throw UsageError("--max-tokens must be an integer, got '\(n)'", command: "chat") }
             options["maxTokens"] = .int(v)
         }
@@ -142,30 +145,19 @@ enum Runs {
 }
 
 extension Runs {
+    /// `parlance mcp`: the MCP server (ParlanceMCPServer) on stdin/stdout, over the daemon's
+    /// server in this process, built from the same options and config file.
+    static func mcp(_ inv: Invocation) async throws -> Int32 {
+        let settings = inv.session.settings
+        let log = settings.startLogging()
+        let connection = Connection.stdio(maxMessageSize: settings.maxMessage)
+        try await MCPServer.serve(on: connection, client: try settings.inProcessClient(log: log), log: log)
+        return 0
+    }
+
     /// Ends streamed text with the result's own (replacing what was streamed when they
     /// differ), or prints the result's text when nothing streamed.
     static func finish(_ view: StreamView?, _ inv: Invocation, _ text: String) {
         if let view { view.finish(with: text) } else { inv.session.terminal.out(text.hasSuffix("\n") ? text : text + "\n") }
     }
-}
-
-/// FILE arguments: a path, or - for stdin.
-enum Input {
-    static func read(_ path: String) throws -> String {
-        if path == "-" {
-            let data = FileHandle.standardInput.readDataToEndOfFile()
-            return String(decoding: data, as: UTF8.self)
-        }
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw InputError("\(path): no such file") }
-        guard !isDir.boolValue else { throw InputError("\(path): is a directory") }
-        guard let data = FileManager.default.contents(atPath: path) else { throw InputError("\(path): cannot be read") }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// A file that cannot be read (exit 1).
-struct InputError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import ParlanceInProcess
 import Synchronization
 
 /// The command line's output: results on stdout, progress and errors on stderr. On a
@@ -59,7 +60,7 @@ final class Terminal: Sendable {
             b.label = label
             b.shown = true
             let p = max(0, min(100, percent))
-            let elapsed = (now - b.start).seconds
+            let elapsed = (now - b.start) / .seconds(1)
             let eta = p > 0 && p < 100 ? " ETA " + Terminal.clock(elapsed * Double(100 - p) / Double(p)) : ""
             let width = max(10, min(30, columns - label.count - 20))
             let filled = width * p / 100
@@ -89,18 +90,9 @@ final class Terminal: Sendable {
         put(STDOUT_FILENO, "\r" + (up > 0 ? "\u{1B}[\(up)A" : "") + "\u{1B}[J")
     }
 
-    static func clock(_ seconds: Double) -> String { clock(wholeSeconds: Int(seconds.rounded())) }
-
-    /// `h:mm:ss`, or `m:ss` under an hour (`mm:ss` with `padMinutes`, as transcripts write times).
-    static func clock(wholeSeconds s: Int, padMinutes: Bool = false) -> String {
-        s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: padMinutes ? "%02d:%02d" : "%d:%02d", s / 60, s % 60)
-    }
+    static func clock(_ seconds: Double) -> String { Render.clock(wholeSeconds: Int(seconds.rounded())) }
 }
 
 extension String {
     func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,67 +1,65 @@
 import Foundation
+import ParlanceInProcess
 import ParlanceJSON
 import ParlanceProtocol
 
 /// One subcommand: its words for `--help`, the man page and completions, the method whose
-/// params give its flags, and what it does. The table below is the only list of them.
+/// params give its options, and what it does. The table below is the only list of them.
 struct Command: Sendable {
     let name: String
     let synopsis: String
     let summary: String
     let details: String
-    /// The method whose params schema gives the command's flags (but `bound`).
+    /// The method whose params schema gives the command's options (but `bound`).
     let paramsSchema: JSONValue?
     let bound: Set<String>
-    /// Flags of the command's own (not from the method), with their value names.
-    let extra: [(name: String, value: String?, kind: ValueKind, help: String)]
+    /// Options of the command's own (not from the method).
+    let own: [Option]
     /// How many positional arguments it takes.
     let positionals: ClosedRange<Int>
     /// What a positional completes to.
     let positionalKind: ValueKind
     let run: @Sendable (Invocation) async throws -> Int32
 
-    var flags: [MethodFlag] { paramsSchema.map { MethodFlag.flags($0, skip: bound) } ?? [] }
-
-    static let analyses: [(word: String, method: any RPCMethod.Type)] = [
-        ("tags", AnalyzeTags.self), ("entities", AnalyzeEntities.self), ("highlights", AnalyzeHighlights.self),
-        ("content", AnalyzeContent.self), ("worth-it", AnalyzeWorthIt.self),
-    ]
+    /// Its options, in the order `--help` lists them and parsing tries them (before the
+    /// daemon's): `--json`, its own, its method's.
+    var options: [Option] { [Option.json] + own + (paramsSchema.map { MethodOptions.options($0, skip: bound) } ?? []) }
 
     static let all: [Command] = [
         Command(name: "summarize", synopsis: "[OPTIONS] FILE...", summary: "Summarize transcripts or documents",
                 details: "Summarizes each FILE (SRT, WebVTT or plain text, detected as document/open detects them; - for stdin): a summary, its main topics, key takeaways and audience. A long transcript is summarized in parts, then combined (a progress bar on a terminal).",
-                paramsSchema: Summarize.paramsSchema, bound: ["text", "uri"], extra: [], positionals: 1...64, positionalKind: .file,
+                paramsSchema: Summarize.paramsSchema, bound: ["text", "uri"], own: [], positionals: 1...64, positionalKind: .file,
                 run: Runs.summarize),
         Command(name: "ask", synopsis: "[OPTIONS] FILE QUESTION", summary: "Answer a question from a document, with citations",
                 details: "Answers QUESTION from FILE (- for stdin). On a terminal the answer streams as the model writes it (piped, the final answer is written once), then its citations: the supporting segments with their timestamps. When the document does not say, the answer says so.",
-                paramsSchema: AskStream.paramsSchema, bound: ["text", "uri", "question", "sessionId"], extra: [], positionals: 2...2,
+                paramsSchema: AskStream.paramsSchema, bound: ["text", "uri", "question", "sessionId"], own: [], positionals: 2...2,
                 positionalKind: .file, run: Runs.ask),
         Command(name: "rewrite", synopsis: "[--tone T]... [--audience A] [OPTIONS] [TEXT | -]",
                 summary: "Rewrite text in one or more tones",
                 details: "Rewrites TEXT (or stdin, when TEXT is - or absent and stdin is not a terminal) in each --tone, for --audience. With one tone the rewrite is printed alone (streamed on a terminal), so it can be piped; with several, each is printed under its tone.",
-                paramsSchema: ComposeVariations.paramsSchema, bound: ["text"], extra: [], positionals: 0...1, positionalKind: .none,
+                paramsSchema: ComposeVariations.paramsSchema, bound: ["text"], own: [], positionals: 0...1, positionalKind: .none,
                 run: Runs.rewrite),
         Command(name: "analyze", synopsis: "tags|entities|highlights|content|worth-it [OPTIONS] FILE",
                 summary: "Structured analysis of a transcript",
                 details: "tags: tags, categories and difficulty; entities: people, organizations, products, locations and resources; highlights: key moments, quotes and action items; content: style, tone and complexity; worth-it: a score with its reasons, takeaways and questions. FILE may be - for stdin.",
-                paramsSchema: AnalyzeTags.paramsSchema, bound: ["text", "uri", "comments"], extra: [], positionals: 2...2,
-                positionalKind: .choices(analyses.map(\.word)), run: Runs.analyze),
+                paramsSchema: AnalyzeTags.paramsSchema, bound: ["text", "uri", "comments"], own: [], positionals: 2...2,
+                positionalKind: .choices(AnalysisKinds.all.map(\.word)), run: Runs.analyze),
         Command(name: "compare", synopsis: "[OPTIONS] FILE FILE...", summary: "Compare two to eight documents",
                 details: "Common themes, how the documents' positions evolve, each one's unique insights and an order to read them in. Each FILE is titled by its file name.",
-                paramsSchema: AnalyzeCompare.paramsSchema, bound: ["documents"], extra: [], positionals: 2...8, positionalKind: .file,
+                paramsSchema: AnalyzeCompare.paramsSchema, bound: ["documents"], own: [], positionals: 2...8, positionalKind: .file,
                 run: Runs.compare),
         Command(name: "chat", synopsis: "[--instructions TEXT] [--schema FILE] [OPTIONS]", summary: "An interactive session that keeps its history",
                 details: "Reads one prompt per line from stdin and answers each in the same session, streaming. With --schema FILE (a JSON Schema), every answer is a JSON value of that schema. End with Ctrl-D; Ctrl-C stops an answer.",
                 paramsSchema: SessionCreate.paramsSchema, bound: ["tools", "toolChoice", "maxToolCalls", "toolTimeoutMs", "resetToolChoice"],
-                extra: [("--schema", "FILE", .file, "answer with JSON of this JSON Schema"),
-                        ("--max-tokens", "N", .text, "at most N tokens per answer")],
+                own: [.own("--schema", "FILE", .file, "answer with JSON of this JSON Schema"),
+                      .own("--max-tokens", "N", .text, "at most N tokens per answer")],
                 positionals: 0...0, positionalKind: .none, run: Runs.chat),
         Command(name: "mcp", synopsis: "[OPTIONS]", summary: "Serve Parlance's tools to an MCP host over stdio",
                 details: "Speaks the Model Context Protocol on stdin/stdout (one JSON-RPC message per line) for hosts such as Claude Desktop, VS Code, Zed or Cursor: tools summarize, ask, rewrite, analyze and compare (their schemas are the methods' own), resources (the documents opened through it, the compose history), prompts (rewrite, summary), progress, cancellation and logging. Takes the daemon's flags and config file: models, routes, caches, --mcp-server.",
-                paramsSchema: nil, bound: [], extra: [], positionals: 0...0, positionalKind: .none, run: MCPServe.run),
+                paramsSchema: nil, bound: [], own: [], positionals: 0...0, positionalKind: .none, run: Runs.mcp),
         Command(name: "models", synopsis: "[NAME | pull NAME | use NAME]", summary: "List the models on this machine, pull one, or make one the default",
                 details: "Without arguments: every model in the registry (from --model, --config and the default), its state, size and routes; then the models already on this machine in Ollama's store, the Hugging Face cache, llama.cpp's cache, LM Studio, GPT4All and the config file's modelDirs, each with the name to use, its architecture, size, quantization, memory and whether it fits now. With NAME: that model's status. pull NAME: download hf:ORG/REPO[:QUANT] into the Hugging Face cache, or ollama:[HOST/]NAME[:TAG] into Parlance's data folder; an interrupted pull resumes, every file is checked against its sha256 (a progress bar on a terminal; with --json, progress lines then the result). use NAME: write NAME as defaultModel in the config file (created when missing, other settings kept).",
-                paramsSchema: nil, bound: [], extra: [], positionals: 0...2, positionalKind: .none, run: Runs.models),
+                paramsSchema: nil, bound: [], own: [], positionals: 0...2, positionalKind: .none, run: Runs.models),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }
@@ -72,7 +70,8 @@ struct Invocation: Sendable {
     let command: String
     let positionals: [String]
     let params: JSONObject
-    let extra: [String: String]
+    /// The command's own options, by name, as written.
+    let own: [String: String]
     let json: Bool
     let session: CLISession
 

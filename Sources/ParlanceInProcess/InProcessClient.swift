@@ -5,24 +5,25 @@ import ParlanceServer
 import Synchronization
 
 /// A failed request, as JSON-RPC answered it.
-struct RequestFailure: Error {
-    let code: Int
-    let message: String
-    let data: JSONValue?
+public struct RequestFailure: Error {
+    public let code: Int
+    public let message: String
+    public let data: JSONValue?
 }
 
-/// The command line's client: the daemon's own `Server`, in this process, over a pair of
-/// pipes. Every command is a JSON-RPC exchange with the same router `--stdio` serves, so
-/// its result is by construction what JSON-RPC returns.
-final class InProcessClient: Sendable {
+/// The client of the command line and of `parlance mcp`: the daemon's own `Server`, in this
+/// process, over a pair of pipes. Every command and every tool call is a JSON-RPC exchange
+/// with the same router `--stdio` serves, so its result is by construction what JSON-RPC returns.
+public final class InProcessClient: Sendable {
     private let connection: Connection
     private let serverRun: Task<Int32, Never>
     private let pending = PendingRequests()
     private let reader: Task<Void, Never>
 
-    init(options: ServerOptions, log: Logger) throws {
+    /// Throws `PipeError` when the pipes cannot be made.
+    public init(options: ServerOptions, log: Logger) throws {
         guard let (serverEnd, clientEnd) = Connection.pair(maxMessageSize: options.maxMessageBytes) else {
-            throw UsageError("could not create a pipe")
+            throw PipeError()
         }
         connection = clientEnd
         let server = Server(options: options, connection: serverEnd, log: log)
@@ -66,7 +67,7 @@ final class InProcessClient: Sendable {
     /// Sends a request and waits for its answer. With `progress`, the request's
     /// `workDoneToken` is its id and every `$/progress` value reaches `progress`; `started`
     /// receives the id (to cancel it).
-    func call(_ method: String, _ params: JSONObject = JSONObject(), progress: (@Sendable (Progress.Value) -> Void)? = nil,
+    public func call(_ method: String, _ params: JSONObject = JSONObject(), progress: (@Sendable (Progress.Value) -> Void)? = nil,
               started: @Sendable (Int) -> Void = { _ in }) async -> Result<JSONValue, RequestFailure> {
         await withCheckedContinuation { c in
             let id = pending.state.withLock { p -> Int? in
@@ -87,16 +88,16 @@ final class InProcessClient: Sendable {
         }
     }
 
-    func notify(_ method: String, _ params: JSONObject) {
+    public func notify(_ method: String, _ params: JSONObject) {
         connection.send(.object(JSONObject([("jsonrpc", "2.0"), ("method", .string(method)), ("params", .object(params))])), framing: .ndjson)
     }
 
     /// Asks the server to cancel a request: it answers -32800 with its partial output.
-    func cancel(_ id: Int) { notify(CancelRequest.name, JSONObject([("id", .int(id))])) }
+    public func cancel(_ id: Int) { notify(CancelRequest.name, JSONObject([("id", .int(id))])) }
 
     /// Ends the exchange as a pipe would (end of input: the server finishes what is in
     /// flight, then stops its models) and waits for the server.
-    func close() async {
+    public func close() async {
         connection.closeOutput()
         _ = await serverRun.value
     }
@@ -111,4 +112,9 @@ final class PendingRequests: Sendable {
         var closed = false
     }
     let state = Mutex(State())  // guards the waiting requests, their progress handlers and the next id
+}
+
+/// The in-process server's pipes could not be made (out of file descriptors).
+public struct PipeError: Error, CustomStringConvertible {
+    public var description: String { "could not create a pipe" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ParlanceInProcess
 import ParlanceJSON
 import ParlanceProtocol
 
@@ -38,7 +39,7 @@ struct MCPToolSpec: Sendable {
     }
 
     /// The command line's analyses, each named as its method is (`worthIt` for `analysis/worthIt`).
-    static let analyses: [(kind: String, method: any RPCMethod.Type)] = Command.analyses.map {
+    static let analyses: [(kind: String, method: any RPCMethod.Type)] = AnalysisKinds.all.map {
         (String($0.method.name.split(separator: "/").last!), $0.method)
     }
 

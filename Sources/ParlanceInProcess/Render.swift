@@ -3,12 +3,12 @@ import ParlanceJSON
 
 /// Human-readable text for each result (one small renderer per result type; `fields` for
 /// the analyses, whose results are lists of named things). Plain text: the same on a
-/// terminal and in a pipe.
-enum Render {
+/// terminal and in a pipe, and the text beside an MCP tool's structured result.
+public enum Render {
     /// Result fields that say how a result was made, not what it says (kept for --json).
     static let bookkeeping: Set<String> = ["usage", "provenance", "verification", "cached", "chunks", "language", "fallbackFrom", "uri"]
 
-    static func summary(_ r: JSONValue) -> String {
+    public static func summary(_ r: JSONValue) -> String {
         var s = (r["summary"]?.stringValue ?? "") + "\n"
         s += list("Main topics", r["mainTopics"], bullet: "•")
         s += list("Key takeaways", r["keyTakeaways"], bullet: "-")
@@ -23,7 +23,7 @@ enum Render {
     }
 
     /// The citations after an answer: `[01:23-01:31] Speaker: text`.
-    static func citations(_ r: JSONValue) -> String {
+    public static func citations(_ r: JSONValue) -> String {
         guard let cites = r["citations"]?.arrayValue, !cites.isEmpty else { return "" }
         return "\nSources:\n" + cites.map { c in
             var line = "  "
@@ -37,9 +37,14 @@ enum Render {
         }.joined()
     }
 
-    static func time(_ seconds: Double) -> String { Terminal.clock(wholeSeconds: Int(seconds), padMinutes: true) }
+    static func time(_ seconds: Double) -> String { clock(wholeSeconds: Int(seconds), padMinutes: true) }
 
-    static func variations(_ vs: [JSONValue]) -> String {
+    /// `h:mm:ss`, or `m:ss` under an hour (`mm:ss` with `padMinutes`, as transcripts write times).
+    public static func clock(wholeSeconds s: Int, padMinutes: Bool = false) -> String {
+        s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: padMinutes ? "%02d:%02d" : "%d:%02d", s / 60, s % 60)
+    }
+
+    public static func variations(_ vs: [JSONValue]) -> String {
         vs.enumerated().map { i, v in
             let score = v["formalityScore"]?.doubleValue.map { String(format: ", formality %.2f", $0) } ?? ""
             let missing = v["keyPointsMissing"]?.arrayValue?.count ?? 0
@@ -48,7 +53,7 @@ enum Render {
         }.joined()
     }
 
-    static func models(_ r: JSONValue) -> String {
+    public static func models(_ r: JSONValue) -> String {
         let rows = (r["models"]?.arrayValue ?? []).map { m -> [String] in
             let size = m["fileBytes"]?.intValue.map { bytes($0) } ?? (m["remote"] != nil ? "remote" : "-")
             let state = m["state"]?.stringValue ?? "?"
@@ -85,7 +90,7 @@ enum Render {
     }
 
     /// A `model/pull` result.
-    static func pulled(_ r: JSONValue) -> String {
+    public static func pulled(_ r: JSONValue) -> String {
         let name = r["name"]?.stringValue ?? "?"
         let size = r["bytes"]?.intValue.map { bytes($0) } ?? "?"
         let how = r["downloaded"]?.boolValue == false ? "already complete on disk"
@@ -108,7 +113,7 @@ enum Render {
 
     /// Any result: each field that is not bookkeeping, titled from its name, lists as
     /// bullets, objects as `name: value` lines.
-    static func fields(_ r: JSONValue) -> String {
+    public static func fields(_ r: JSONValue) -> String {
         guard let o = r.objectValue else { return text(r) + "\n" }
         var out = ""
         for key in o.keys where !bookkeeping.contains(key) {
@@ -151,7 +156,17 @@ enum Render {
 
     /// `keyTakeaways` → `Key takeaways`.
     static func words(_ key: String) -> String {
-        let w = MethodFlag.kebab(key).replacingOccurrences(of: "-", with: " ")
+        let w = kebab(key).replacingOccurrences(of: "-", with: " ")
         return w.prefix(1).uppercased() + w.dropFirst()
+    }
+
+    /// `keyTakeaways` → `key-takeaways`: a field's name as words (titles here, and the
+    /// command line's options for a method's params).
+    public static func kebab(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            if c.isUppercase { out += "-" + c.lowercased() } else { out.append(c) }
+        }
+        return out
     }
 }
