@@ -17,40 +17,16 @@ import ParlanceJSON
 func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double, referenceDecodeTokPerSec: Double,
                   referenceFiveStreamsTokPerSec: Double) -> JSONValue {
     let tones = ["formal", "casual", "empathetic", "direct", "diplomatic"]
-    let maxTokens = 96
-    func selection(_ salt: String) -> String {
-        "Update on project \(salt): we have to move the customer launch from February to March because the battery tests failed "
-            + "twice last week. Marketing needs the new date by Friday so they can update the campaign, and support should prepare "
-            + "a short FAQ for customers. Engineering will run the full test suite again on Monday and report the results to everyone."
-    }
-    func ms(_ since: Date) -> Double { Date().timeIntervalSince(since) * 1000 }
-    func r2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
-
-    /// One request; returns (result, ms to the first delta of variation .1, wall ms).
-    func run(_ text: String, tones: [String], seed: Int, token: String) -> (JSONValue?, Double, Double) {
-        let t0 = Date()
-        let id = d.start("compose/variations", ["text": .string(text), "tones": .array(tones.map { .string($0) }), "seed": .int(seed),
-                                                "maxTokens": .int(maxTokens), "ephemeral": true, "workDoneToken": .string(token)])
-        let first = d.waitFor(timeout: 300) { m in
-            m["method"] == "$/progress" && m["params"]?["token"] == .string(token) && m["params"]?["value"]?["delta"] != nil
-                && (m["params"]?["value"]?["part"]?.stringValue?.hasSuffix(".1") ?? false)
-        }
-        let ttft = first == nil ? -1 : ms(t0)
-        let response = d.response(id, timeout: 600)
-        let wall = ms(t0)
-        _ = d.progress(token: .string(token))
-        return (response?.result, ttft, wall)
-    }
 
     // Prewarm: a first composition evaluates (and leaves cached) the system prompt and
     // the instruction line every composition shares.
     let salt = String(UUID().uuidString.prefix(6))
-    _ = run(selection("Warmup-\(salt)"), tones: tones, seed: 1, token: "cb-warm")
+    _ = timedVariations(d, composeSelection("Warmup-\(salt)"), tones: tones, seed: 1, token: "cb-warm")
 
     // TTFT, five tones, a selection never seen.
-    let text = selection("Falcon-\(salt)")
+    let text = composeSelection("Falcon-\(salt)")
     let words = text.split(separator: " ").count
-    let (five, ttft, fiveWall) = run(text, tones: tones, seed: 100, token: "cb-five")
+    let (five, ttft, fiveWall) = timedVariations(d, text, tones: tones, seed: 100, token: "cb-five")
     let usage = five?["usage"]
     let uncached = (usage?["promptTokens"]?.intValue ?? 0) - (usage?["cachedPromptTokens"]?.intValue ?? 0)
     let ideal = Double(uncached) / max(referencePromptTokPerSec, 1e-9) * 1000
@@ -66,7 +42,7 @@ func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double, referenc
         (Double(promptTokens) / max(referencePromptTokPerSec, 1e-9) + Double(generatedTokens) / max(decodeTokPerSec, 1e-9)) * 1000
     }
     for (i, tone) in tones.enumerated() {
-        let (one, t, wall) = run(selection("Falcon-\(salt)-\(i)"), tones: [tone], seed: 100 + i, token: "cb-one-\(i)")
+        let (one, t, wall) = timedVariations(d, composeSelection("Falcon-\(salt)-\(i)"), tones: [tone], seed: 100 + i, token: "cb-one-\(i)")
         oneWalls.append(wall)
         oneTtfts.append(t)
         let u = one?["usage"]
@@ -82,19 +58,43 @@ func composeBench(_ d: DaemonProcess, referencePromptTokPerSec: Double, referenc
     return [
         "selectionWords": .int(words),
         "fiveTones": [
-            "firstVariationFirstTokenMs": r2(ttft), "serverFirstTokenMs": usage?["firstTokenMs"] ?? .null,
+            "firstVariationFirstTokenMs": round2(ttft), "serverFirstTokenMs": usage?["firstTokenMs"] ?? .null,
             "uncachedPromptTokens": .int(uncached), "sharedPrefixTokens": five?["sharedPrefixTokens"] ?? .null,
             "cachedPromptTokensPerVariation": .array(variations.map { $0["usage"]?["cachedPromptTokens"] ?? .null }),
             "generatedTokensPerVariation": .array(variations.map { $0["usage"]?["generatedTokens"] ?? .null }),
-            "wallMs": r2(fiveWall),
+            "wallMs": round2(fiveWall),
         ],
-        "oneTone": ["meanWallMs": r2(oneMean), "maxWallMs": r2(oneWalls.max() ?? 0), "firstTokenMs": .array(oneTtfts.map(r2))],
-        "ttftLimitMs": r2(ttftLimit), "idealPromptMs": r2(ideal),
-        "fiveVsOneTone": r2(ratio),
-        "rawLlamaFiveVsOneTone": r2(rawRatio),
+        "oneTone": ["meanWallMs": round2(oneMean), "maxWallMs": round2(oneWalls.max() ?? 0), "firstTokenMs": .array(oneTtfts.map(round2))],
+        "ttftLimitMs": round2(ttftLimit), "idealPromptMs": round2(ideal),
+        "fiveVsOneTone": round2(ratio),
+        "rawLlamaFiveVsOneTone": round2(rawRatio),
         "targets": [
             "composeTtft<=1.2xIdeal+50ms": .bool(ttft >= 0 && ttft <= ttftLimit),
             "fiveTones<=2.5xOne": .bool(ratio <= 2.5),
         ],
     ]
+}
+
+/// A 60-word selection, new for every `salt`.
+private func composeSelection(_ salt: String) -> String {
+    "Update on project \(salt): we have to move the customer launch from February to March because the battery tests failed "
+        + "twice last week. Marketing needs the new date by Friday so they can update the campaign, and support should prepare "
+        + "a short FAQ for customers. Engineering will run the full test suite again on Monday and report the results to everyone."
+}
+
+/// One compose/variations request (96 tokens at most per variation); returns (result, ms
+/// to the first delta of variation .1, wall ms).
+private func timedVariations(_ d: DaemonProcess, _ text: String, tones: [String], seed: Int, token: String) -> (JSONValue?, Double, Double) {
+    let t0 = Date()
+    let id = d.start("compose/variations", ["text": .string(text), "tones": .array(tones.map { .string($0) }), "seed": .int(seed),
+                                            "maxTokens": 96, "ephemeral": true, "workDoneToken": .string(token)])
+    let first = d.waitFor(timeout: 300) { m in
+        m["method"] == "$/progress" && m["params"]?["token"] == .string(token) && m["params"]?["value"]?["delta"] != nil
+            && (m["params"]?["value"]?["part"]?.stringValue?.hasSuffix(".1") ?? false)
+    }
+    let ttft = first == nil ? -1 : milliseconds(since: t0)
+    let response = d.response(id, timeout: 600)
+    let wall = milliseconds(since: t0)
+    _ = d.progress(token: .string(token))
+    return (response?.result, ttft, wall)
 }

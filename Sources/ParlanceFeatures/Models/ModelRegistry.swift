@@ -4,85 +4,7 @@ import ParlanceEngine
 import ParlanceJSON
 import ParlanceModelStores
 import ParlanceProtocol
-import ParlanceRemote
 import Synchronization
-
-/// One model the daemon may serve, by name (`--model NAME=PATH`, the config file).
-public struct RegisteredModel: Sendable {
-    public var name: String
-    public var engine: EngineConfig
-    /// Idle seconds before it is unloaded (0: never), like Ollama's `keep_alive`.
-    public var keepAlive: Double
-    /// Served by an OpenAI-compatible server instead of loaded here (`--model NAME=openai:URL`).
-    public var remote: OpenAIEndpoint?
-    /// The store name it was given (`ollama:…`, `hf:…`, `lmstudio:…`): found on disk again
-    /// before each load, so a model pulled after the daemon started is served.
-    public var storeName: String?
-    /// What the store keeps with the model (Ollama's `.system` and `.params` layers): a
-    /// session created without instructions or sampling options takes these.
-    public var storeDefaults: StoreDefaults? = nil
-    public init(name: String, engine: EngineConfig, keepAlive: Double, remote: OpenAIEndpoint? = nil, storeName: String? = nil) {
-        self.remote = remote
-        self.storeName = storeName
-        var engine = engine
-        engine.name = name
-        self.name = name
-        self.engine = engine
-        self.keepAlive = keepAlive
-    }
-}
-
-/// The registry as configured: models, which one a request gets, and the memory budget.
-public struct RegistrySettings: Sendable {
-    public var models: [RegisteredModel]
-    public var defaultModel: String
-    /// Route key (a method family such as `compose`, or a full method name) → model name.
-    public var routes: [String: String]
-    public var maxLoadedModels: Int?
-    public var maxModelBytes: Int?
-    /// Bytes the system could give a new model now (nil: unknown, not checked).
-    public var availableMemory: @Sendable () -> Int? = ProcessMemory.availableBytes
-    /// Where store names (`ollama:…`, `hf:…`, `lmstudio:…`) are looked up.
-    public var stores = StoreEnvironment()
-    /// The engine settings for a model a request names that is not registered (a store
-    /// name or a GGUF path): it is added to the registry on first use. nil: only
-    /// registered names are accepted.
-    public var onDemand: EngineConfig? = nil
-    /// Keep-alive for models added on demand.
-    public var onDemandKeepAlive: Double = 300
-    public init(models: [RegisteredModel], defaultModel: String? = nil, routes: [String: String] = [:],
-                maxLoadedModels: Int? = nil, maxModelBytes: Int? = nil) {
-        self.models = models
-        self.defaultModel = defaultModel ?? models.first?.name ?? ""
-        self.routes = routes
-        self.maxLoadedModels = maxLoadedModels
-        self.maxModelBytes = maxModelBytes
-    }
-
-    /// One model, never unloaded (tests, the benchmark).
-    public static func single(_ config: EngineConfig, keepAlive: Double = 0) -> RegistrySettings {
-        let name = config.name.isEmpty ? ModelNames.fromPath(config.modelPath) : config.name
-        return RegistrySettings(models: [RegisteredModel(name: name, engine: config, keepAlive: keepAlive)])
-    }
-}
-
-public enum ModelNames {
-    /// A bare `--model PATH` is named after its file: `SmolLM2-135M-Instruct.Q4_1.gguf` →
-    /// `SmolLM2-135M-Instruct.Q4_1`.
-    public static func fromPath(_ path: String) -> String {
-        // A store name is its own registry name: `ollama:llama3.2:3b`.
-        if ModelCatalogue.isStoreName(path) { return path }
-        // openai:URL#served → the served model's name (its last path part), else the host.
-        if RemoteSpec.isRemote(path) {
-            let (url, served) = RemoteSpec.split(path)
-            if let last = served?.split(separator: "/").last { return String(last) }
-            return URL(string: url)?.host ?? "remote"
-        }
-        let file = (path as NSString).lastPathComponent
-        let stem = file.lowercased().hasSuffix(".gguf") ? String(file.dropLast(5)) : file
-        return stem.isEmpty ? "default" : stem
-    }
-}
 
 /// The models the daemon serves: each loaded by the first request that needs it, kept
 /// while requests use it, unloaded after its keep-alive (saving its KV prefixes to disk
@@ -123,10 +45,10 @@ public final class ModelRegistry: Sendable {
     public let settings: RegistrySettings
     /// The models served elsewhere: never loaded here, outside the memory budget.
     public let remotes: [String: RemoteModel]
-    private let slots: Mutex<[String: Slot]>  // guards every model's phase, uses and timers
+    let slots: Mutex<[String: Slot]>  // guards every model's phase, uses and timers
     /// Models added on demand (a request named a store name or a path), in order.
     private let added = Mutex<[String]>([])  // guards the order they were added in
-    private let log: @Sendable (String) -> Void
+    let log: @Sendable (String) -> Void
 
     public init(settings: RegistrySettings, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.settings = settings
@@ -180,69 +102,11 @@ public final class ModelRegistry: Sendable {
     /// `loading`); pinned until `release`. Throws the load's error, or `memoryBudget` when
     /// it cannot fit beside the models in use.
     public func acquire(_ name: String, progress: ProgressReporter) async throws -> any LanguageModel {
-        if let remote = remotes[name] {
-            slots.withLock { all in
-                all[name]?.uses += 1
-                all[name]?.lastUsed = .now
-            }
-            do { try await remote.prepare() } catch {
-                release(name)
-                throw error
-            }
-            return remote
-        }
+        if let remote = remotes[name] { return try await acquireRemote(name, remote) }
         try relocate(name)
-        enum Step { case ready(Engine), wait(Task<Result<Engine, EngineError>, Never>, started: Bool) }
         // The budget counts a first load's KV cache from the file's header.
         if loadedEngine(name) == nil { _ = snapshot(name) }
-        let step: Step = try slots.withLock { all in
-            guard var s = all[name] else { throw unknown(name) }
-            switch s.phase {
-            case .ready(let e):
-                s.uses += 1
-                s.generation += 1
-                s.lastUsed = .now
-                all[name] = s
-                return .ready(e)
-            case .loading(let t):
-                s.uses += 1
-                s.generation += 1
-                all[name] = s
-                return .wait(t, started: false)
-            case .unloaded, .unloading, .failed:
-                let victims = try makeRoom(for: name, in: &all)
-                var waits: [Task<Void, Never>] = []
-                for v in victims {
-                    guard case .ready(let e) = all[v]?.phase else { continue }
-                    let t = unloadTask(v, e, reason: "to make room for '\(name)'")
-                    all[v]!.phase = .unloading
-                    all[v]!.unloading = t
-                    waits.append(t)
-                }
-                // Every unload under way (this model's, the victims', idle ones') frees its
-                // memory before this load takes any.
-                for other in all.values { if case .unloading = other.phase, let u = other.unloading { waits.append(u) } }
-                let config = s.model.engine
-                let task = Task.detached(priority: .userInitiated) { [self] () -> Result<Engine, EngineError> in
-                    for w in waits { await w.value }
-                    let start = ContinuousClock.now
-                    // On this task's (pool) thread, as before the registry: loading on a thread of
-                    // its own measured ~150 ms slower to the first token (cause not pinned down).
-                    let result = { () -> Result<Engine, EngineError> in
-                        do { return .success(try Engine(config: config)) } catch let e as EngineError { return .failure(e) } catch { return .failure(.invalidModelFile(path: config.modelPath, reason: "\(error)")) }
-                    }()
-                    loaded(name, result, seconds: (ContinuousClock.now - start).seconds)
-                    return result
-                }
-                s.phase = .loading(task)
-                s.loads += 1
-                s.uses += 1
-                s.generation += 1
-                all[name] = s
-                return .wait(task, started: true)
-            }
-        }
-        switch step {
+        switch try claim(name) {
         case .ready(let e):
             return e
         case .wait(let task, let started):
@@ -254,6 +118,19 @@ public final class ModelRegistry: Sendable {
                 throw e
             }
         }
+    }
+
+    /// A model served elsewhere: pinned, then checked to answer (released again if not).
+    private func acquireRemote(_ name: String, _ remote: RemoteModel) async throws -> any LanguageModel {
+        slots.withLock { all in
+            all[name]?.uses += 1
+            all[name]?.lastUsed = .now
+        }
+        do { try await remote.prepare() } catch {
+            release(name)
+            throw error
+        }
+        return remote
     }
 
     /// A store-named model not loaded now: found on disk again (it may have been pulled, or
@@ -372,160 +249,6 @@ public final class ModelRegistry: Sendable {
     public var loadedBytes: Int {
         slots.withLock { all in all.values.reduce(0) { $0 + (Self.holds($1) ? Self.bytes($1) : 0) } }
     }
-
-    /// What a model holds or will hold: llama.cpp's figures from its last load, or the
-    /// estimate when that is larger (a load without the log tap reports the weights only).
-    private static func bytes(_ s: Slot) -> Int { max(s.measured?.totalBytes ?? 0, estimate(s.model, s.inspected)) }
-
-    // MARK: private
-
-    private static func holds(_ s: Slot) -> Bool {
-        switch s.phase {
-        case .ready, .loading: return true
-        case .unloaded, .unloading, .failed: return false
-        }
-    }
-
-    /// Before a first load: the file, plus its KV cache at the configured context (from the
-    /// header's layer and head counts) when the header has been read.
-    static func estimate(_ m: RegisteredModel, _ info: GGUFInfo?) -> Int {
-        if m.remote != nil { return 0 }
-        let file = (try? FileManager.default.attributesOfItem(atPath: m.engine.modelPath)[.size] as? Int) ?? 0
-        // Unset cache types are chosen at load: f16, unless memory is short (the larger, here).
-        let types = m.engine.cache ?? .init(keys: .f16, values: .f16)
-        return file + (info.flatMap { KVCacheTypes.bytes(types, contextSize: m.engine.contextSize, header: $0) } ?? 0)
-    }
-
-    /// The idle models to unload so `name` fits, least recently used first: within
-    /// `--max-loaded-models` and `--max-model-bytes`, and within the memory the system has
-    /// available (so a load is refused, not killed for memory). Throws `memoryBudget` with
-    /// the numbers when the models in use leave no room.
-    private func makeRoom(for name: String, in all: inout [String: Slot]) throws -> [String] {
-        let maxModels = settings.maxLoadedModels, maxBytes = settings.maxModelBytes
-        let need = Self.bytes(all[name]!)
-        let bytes = Self.bytes
-        // What the system has now, less what loads under way will take, plus what the
-        // unloads this load waits for will give back.
-        let available = settings.availableMemory().map { now in
-            all.values.reduce(now) { sum, slot in
-                switch slot.phase {
-                case .loading: return sum - bytes(slot)
-                case .unloading: return sum + bytes(slot)
-                default: return sum
-                }
-            }
-        }
-        var held = all.filter { $0.key != name && Self.holds($0.value) }
-        var freed = 0
-        func fits() -> Bool {
-            (maxModels.map { held.count + 1 <= $0 } ?? true)
-                && (maxBytes.map { held.values.reduce(0) { $0 + bytes($1) } + need <= $0 } ?? true)
-                && (available.map { need <= $0 + freed } ?? true)
-        }
-        var victims: [String] = []
-        while !fits() {
-            let idle = held.filter { if case .ready = $0.value.phase { return $0.value.uses == 0 } else { return false } }
-            let tooBig = maxBytes.map { need > $0 } ?? false
-            guard !tooBig, let lru = idle.min(by: { ($0.value.lastUsed ?? .now) < ($1.value.lastUsed ?? .now) }) else {
-                let loaded = held.keys.sorted()
-                let busy = held.filter { $0.value.uses > 0 || !($0.value.phase.isReady) }.keys.sorted()
-                let used = held.values.reduce(0) { $0 + bytes($1) }
-                var why: String
-                if tooBig {
-                    why = "it needs about \(Self.mib(need)) alone, over --max-model-bytes \(Self.mib(maxBytes!))"
-                } else {
-                    why = "loaded: \(loaded.isEmpty ? "none" : loaded.joined(separator: ", ")) (\(Self.mib(used)))"
-                    if let maxModels { why += ", --max-loaded-models \(maxModels)" }
-                    if let maxBytes { why += ", --max-model-bytes \(Self.mib(maxBytes))" }
-                    if let available { why += ", the system has \(Self.mib(available)) available" }
-                    why += busy.isEmpty ? "" : "; in use, so not unloaded: \(busy.joined(separator: ", "))"
-                }
-                let message = "cannot load model '\(name)' (about \(Self.mib(need))): \(why)"
-                var data: JSONObject = ["error": "modelUnavailable", "reason": "memoryBudget", "message": .string(message), "model": .string(name),
-                                        "neededBytes": .int(need), "loadedBytes": .int(used),
-                                        "loadedModels": .array(loaded.map { .string($0) }), "busy": .array(busy.map { .string($0) })]
-                if let maxModels { data["maxLoadedModels"] = .int(maxModels) }
-                if let maxBytes { data["maxModelBytes"] = .int(maxBytes) }
-                if let available { data["availableBytes"] = .int(available) }
-                throw ResponseError(ErrorCode(rawValue: ProtocolError.modelUnavailable.code), message, data: .object(data))
-            }
-            victims.append(lru.key)
-            freed += bytes(lru.value)
-            held[lru.key] = nil
-        }
-        return victims
-    }
-
-    static func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
-
-    /// The load finished: record it, and start the keep-alive if nobody waits any more.
-    private func loaded(_ name: String, _ result: Result<Engine, EngineError>, seconds: Double) {
-        slots.withLock { all in
-            guard var s = all[name] else { return }
-            switch result {
-            case .success(let e):
-                s.phase = .ready(e)
-                s.measured = e.info.memory
-                s.lastUsed = .now
-                log("model '\(name)' loaded in \(String(format: "%.2f", seconds)) s (\(Self.mib(e.info.memory.totalBytes)))")
-                if s.uses == 0 { scheduleIdle(&s) }
-            case .failure(let e):
-                s.phase = .failed(e)
-                s.inspected = nil
-                log("model '\(name)' failed to load: \(e)")
-            }
-            s.unloading = nil
-            all[name] = s
-        }
-    }
-
-    /// Under the lock: unload `s` after its keep-alive unless a use comes first.
-    private func scheduleIdle(_ s: inout Slot) {
-        guard s.model.keepAlive > 0, case .ready = s.phase else { return }
-        let (name, generation, delay) = (s.model.name, s.generation, s.model.keepAlive)
-        Task.detached { [self] in
-            guard (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
-            expire(name, generation: generation)
-        }
-    }
-
-    private func expire(_ name: String, generation: Int) {
-        slots.withLock { all in
-            guard var s = all[name], s.generation == generation, s.uses == 0, case .ready(let e) = s.phase else { return }
-            s.unloading = unloadTask(name, e, reason: "idle for \(s.model.keepAlive) s")
-            s.phase = .unloading
-            all[name] = s
-        }
-    }
-
-    /// Saves the engine's KV prefixes and stops it, off the lock, then drops the last
-    /// reference (its memory goes with it) before the model reads `unloaded`.
-    private func unloadTask(_ name: String, _ engine: Engine, reason: String) -> Task<Void, Never> {
-        let held = Handoff(engine)
-        return Task.detached { [self] in
-            await onOwnThread("parlance-unload") {
-                if let engine = held.take() { engine.unload() }
-                // The engine is gone: what its buffers freed goes back to the system.
-                ProcessMemory.release()
-            }
-            slots.withLock { all in
-                if case .unloading = all[name]?.phase { all[name]?.phase = .unloaded }
-            }
-            log("model '\(name)' unloaded (\(reason))")
-        }
-    }
-
-}
-
-/// Runs blocking work (an unload's saves and teardown) on a thread of its own, not one of
-/// the concurrency pool's (two on this machine, which message reading needs), and awaits it.
-func onOwnThread<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { c in
-        let t = Thread { c.resume(returning: body()) }
-        t.name = name
-        t.stackSize = 8 << 20
-        t.start()
-    }
 }
 
 extension ModelRegistry.Phase {
@@ -534,17 +257,6 @@ extension ModelRegistry.Phase {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-/// Which model a request asked for: by name, or by its route keys (its full method name,
-/// then its family).
-public struct ModelChoice: Sendable {
-    public var name: String?
-    public var routes: [String]
-    public init(name: String? = nil, routes: [String] = []) {
-        self.name = name
-        self.routes = routes
-    }
 }
 
 /// The models one request (or one piece of work detached from it) holds, released
@@ -570,31 +282,5 @@ public final class ModelUses: Sendable {
             return h.names
         }
         names.forEach(registry.release)
-    }
-}
-
-/// A model's defaults as its store keeps them (Ollama's `.system` and `.params` layers).
-public struct StoreDefaults: Sendable {
-    public var systemPrompt: String?
-    public var options: GenerationOptions?
-
-    init?(_ m: StoredModel) {
-        systemPrompt = m.systemPrompt
-        options = m.defaultParameters.flatMap(Self.options)
-        if systemPrompt == nil && options == nil { return nil }
-    }
-
-    /// Ollama's parameter names mapped to a request's options (the rest, such as `stop` or
-    /// `num_ctx`, are not request options here).
-    static func options(_ json: String) -> GenerationOptions? {
-        guard let v = try? JSONParser.parse(Array(json.utf8)), case .object = v else { return nil }
-        var o = GenerationOptions()
-        o.temperature = v["temperature"]?.doubleValue
-        o.topP = v["top_p"]?.doubleValue
-        o.topK = v["top_k"]?.intValue
-        o.minP = v["min_p"]?.doubleValue
-        o.repeatPenalty = v["repeat_penalty"]?.doubleValue
-        o.seed = v["seed"]?.intValue
-        return [o.temperature, o.topP, o.minP, o.repeatPenalty].contains { $0 != nil } || o.topK != nil || o.seed != nil ? o : nil
     }
 }

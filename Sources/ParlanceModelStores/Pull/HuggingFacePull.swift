@@ -28,16 +28,12 @@ enum HuggingFacePull {
         var group: String { split?.base ?? path }
     }
 
+    /// Lists the repository, chooses the quantization's files, reads each one's metadata,
+    /// downloads the blobs and links the snapshot.
     static func pull(_ ref: PullName.HF, environment env: StoreEnvironment, progress: @escaping @Sendable (PullProgress) -> Void) async throws(PullError) -> PulledModel {
-        let v = env.variables
-        let endpoint = nonEmpty(v["HF_ENDPOINT"]).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? "https://huggingface.co"
-        guard let endpointURL = URL(string: endpoint), endpointURL.host != nil else {
-            throw PullError(.invalidName, "HF_ENDPOINT '\(endpoint)' is not a URL")
-        }
-        try PullHTTP.checkSecure(endpointURL)
+        let endpoint = try self.endpoint(env)
         let token = self.token(env)
         let auth = token.map { "Bearer \($0)" }
-        let display = "hf:\(ref.id)"
 
         // The repository's files (paged by `Link: <…>; rel="next"`).
         let files = try await listFiles(ref, endpoint: endpoint, auth: auth, hasToken: token != nil)
@@ -46,12 +42,39 @@ enum HuggingFacePull {
             return base.hasSuffix(".gguf") && !base.hasPrefix("mmproj")
         }
         guard !ggufs.isEmpty else {
-            throw PullError(.notFound, "\(display) has no .gguf file (\(files.count) files listed at \(endpoint)/\(ref.id))")
+            throw PullError(.notFound, "hf:\(ref.id) has no .gguf file (\(files.count) files listed at \(endpoint)/\(ref.id))")
         }
         var available: [String] = []
         for f in ggufs { if let q = f.quant, !available.contains(q) { available.append(q) } }
 
-        // The quantization's files.
+        let (parts, quant) = try choose(ggufs, ref, available: available)
+        let name = "hf:\(ref.id)" + (quant.map { ":\($0)" } ?? "")
+        let (plans, commit) = try await plan(parts, ref, endpoint: endpoint, auth: auth, hasToken: token != nil, available: available)
+        let cache = cacheDir(env)
+        let folder = "models--" + ref.org + "--" + ref.repo
+        let outcomes = try await download(plans, ref, commit: commit, endpoint: endpoint, auth: auth, cache: cache, folder: folder, name: name,
+                                          progress: progress)
+        let paths = try link(plans, commit: commit, in: cache + "/" + folder)
+        return PulledModel(name: name, path: paths[0], parts: paths, bytes: plans.reduce(0) { $0 + $1.size }, sha256: outcomes[0].sha256,
+                           resumedBytes: outcomes.reduce(0) { $0 + $1.resumedBytes }, downloaded: outcomes.contains { $0.transferred })
+    }
+
+    /// `HF_ENDPOINT` without a trailing slash (default https://huggingface.co), checked to be
+    /// a URL that a pull may use.
+    static func endpoint(_ env: StoreEnvironment) throws(PullError) -> String {
+        let endpoint = nonEmpty(env.variables["HF_ENDPOINT"]).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? "https://huggingface.co"
+        guard let endpointURL = URL(string: endpoint), endpointURL.host != nil else {
+            throw PullError(.invalidName, "HF_ENDPOINT '\(endpoint)' is not a URL")
+        }
+        try PullHTTP.checkSecure(endpointURL)
+        return endpoint
+    }
+
+    /// The quantization's files: the one asked for (by its label, else by a name the file's
+    /// stem ends with), else Q4_K_M, else Q8_0, else the first file's; a split model's parts
+    /// in order, every one listed. Returns them with the quantization's label.
+    static func choose(_ ggufs: [RepoFile], _ ref: PullName.HF, available: [String]) throws(PullError) -> (parts: [RepoFile], quant: String?) {
+        let display = "hf:\(ref.id)"
         let chosen: [RepoFile]
         let quant: String?
         if let asked = ref.quant {
@@ -81,30 +104,37 @@ enum HuggingFacePull {
             }
             parts = parts.filter { $0.split!.index <= count }
         }
-        let name = "hf:\(ref.id)" + (quant.map { ":\($0)" } ?? "")
+        return (parts, quant)
+    }
 
-        // Each file's metadata, as huggingface_hub reads it: the HEAD of resolve/main
-        // (the headers of the redirect itself, not the CDN's).
-        struct Plan { var file: RepoFile; var etag: String; var sha256: String?; var size: Int }
+    /// One file to fetch: its blob's name in the cache (the ETag), the SHA-256 to check
+    /// (nil: none announced) and its size.
+    struct Plan { var file: RepoFile; var etag: String; var sha256: String?; var size: Int }
+
+    /// Each file's metadata, as huggingface_hub reads it: the HEAD of resolve/main (the
+    /// headers of the redirect itself, not the CDN's), every file from the same commit.
+    static func plan(_ parts: [RepoFile], _ ref: PullName.HF, endpoint: String, auth: String?, hasToken: Bool,
+                     available: [String]) async throws(PullError) -> (plans: [Plan], commit: String) {
         var plans: [Plan] = []
         var commit: String?
         for f in parts {
-            let head = try await metadata(ref, file: f, endpoint: endpoint, auth: auth, hasToken: token != nil, available: available)
+            let head = try await metadata(ref, file: f, endpoint: endpoint, auth: auth, hasToken: hasToken, available: available)
             if let c = commit, c != head.commit {
-                throw PullError(.network, "\(display) changed while it was being pulled (commit \(c) then \(head.commit)); pull again")
+                throw PullError(.network, "hf:\(ref.id) changed while it was being pulled (commit \(c) then \(head.commit)); pull again")
             }
             commit = head.commit
             var sha = isHex(head.etag, 64) ? head.etag : nil
             if sha == nil, let lfs = f.lfsSHA256, isHex(lfs, 64) { sha = lfs }
             plans.append(Plan(file: f, etag: head.etag, sha256: sha, size: head.size ?? f.size))
         }
-        guard let commit else { throw PullError(.notFound, "\(display): nothing to pull") }
+        guard let commit else { throw PullError(.notFound, "hf:\(ref.id): nothing to pull") }
+        return (plans, commit)
+    }
 
-        // Space for what is not on disk yet.
-        let cache = cacheDir(env)
-        let folder = "models--" + ref.org + "--" + ref.repo
-        let repoDir = cache + "/" + folder
-        let blobs = repoDir + "/blobs"
+    /// The blobs into `<cache>/<folder>/blobs`, once there is space for what is not on disk yet.
+    static func download(_ plans: [Plan], _ ref: PullName.HF, commit: String, endpoint: String, auth: String?, cache: String, folder: String,
+                         name: String, progress: @escaping @Sendable (PullProgress) -> Void) async throws(PullError) -> [BlobOutcome] {
+        let blobs = cache + "/" + folder + "/blobs"
         try BlobDownloader.makeDirectory(blobs)
         var needed = 0
         for p in plans where BlobDownloader.fileSize(blobs + "/" + p.etag) != p.size {
@@ -112,7 +142,6 @@ enum HuggingFacePull {
         }
         try BlobDownloader.ensureSpace(blobs, needed: needed, what: name)
 
-        // The bytes.
         let fileURL = "\(endpoint)/\(ref.id)/resolve/\(commit)/"
         var outcomes: [BlobOutcome] = []
         for p in plans {
@@ -124,8 +153,11 @@ enum HuggingFacePull {
                                     lock: cache + "/.locks/" + folder + "/" + p.etag + ".lock", removeLock: false)
             outcomes.append(try await BlobDownloader.fetch(target, progress: progress))
         }
+        return outcomes
+    }
 
-        // The snapshot's relative symlinks, then the ref.
+    /// The snapshot's relative symlinks to the blobs, then the ref; returns the links' paths.
+    static func link(_ plans: [Plan], commit: String, in repoDir: String) throws(PullError) -> [String] {
         var paths: [String] = []
         for p in plans {
             let link = repoDir + "/snapshots/" + commit + "/" + p.file.path
@@ -136,9 +168,7 @@ enum HuggingFacePull {
             paths.append(link)
         }
         try writeAtomically(repoDir + "/refs/main", commit)
-
-        return PulledModel(name: name, path: paths[0], parts: paths, bytes: plans.reduce(0) { $0 + $1.size }, sha256: outcomes[0].sha256,
-                           resumedBytes: outcomes.reduce(0) { $0 + $1.resumedBytes }, downloaded: outcomes.contains { $0.transferred })
+        return paths
     }
 
     // MARK: The API

@@ -1,0 +1,36 @@
+import ParlanceSchema
+
+/// A named entity and every segment whose text mentions it.
+public struct NamedEntity: Codable, Sendable, Hashable, Schematic {
+    public var name: String
+    public var occurrences: [SegmentRef]
+    public static let schemaHints: [String: SchemaHint] = [
+        "occurrences": SchemaHint(description: "Segments whose text contains the name (case- and accent-insensitive, whole words), in order."),
+    ]
+}
+
+public enum AnalyzeEntities: RPCMethod {
+    public static let name = "analysis/entities"
+    public static let summary = "People, organizations, products, locations and resources named in a transcript, each with the segments where it occurs."
+    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
+    public typealias Params = AnalysisParams
+    public struct Result: Codable, Sendable, Schematic {
+        public var people: [NamedEntity]
+        public var organizations: [NamedEntity]
+        public var products: [NamedEntity]
+        public var locations: [NamedEntity]
+        public var resources: [NamedEntity]
+        public var unverified: [String]
+        public var language: String
+        public var fallbackFrom: String?
+        public var chunks: Int
+        public var cached: Bool
+        public var verification: Verification
+        public var usage: Usage
+        public var provenance: Provenance
+        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+            "resources": SchemaHint(description: "Books, papers, talks, websites and tools mentioned."),
+            "unverified": SchemaHint(description: "Names the model proposed that occur nowhere in the transcript: dropped from the lists above."),
+        ]) { a, _ in a }
+    }
+}
