@@ -77,8 +77,8 @@ final class Scheduler: @unchecked Sendable {
     private var secondsPerPromptToken = 0.0
     static let stepSeconds = 1.0
     static let soloStepSeconds = 1.8
-    /// What a decode step costs by its size, for deciding how much to draft.
-    private var stepCost = StepCost()
+    /// Drafts for speculative decoding, and the step cost model that sizes them.
+    private var drafter: Drafter
 
     init(ctx: LlamaContext, model: LlamaModel, config: Config, store: PrefixStore?, warn: @escaping @Sendable (String) -> Void) {
         self.ctx = ctx
@@ -89,6 +89,7 @@ final class Scheduler: @unchecked Sendable {
         kv = KVCells(capacity: ctx.size, sequences: config.sequences)
         batch = LlamaBatch(capacity: config.batchSize, sequences: config.sequences)
         slots = Array(repeating: Slot(), count: config.sequences)
+        drafter = Drafter(draftRows: config.draftRows, batchSize: config.batchSize, speculative: config.speculative)
         inbox = Mutex(Inbox(stats: EngineStats(
             sequenceSlots: config.maxActive, freeSlots: config.maxActive, activeRequests: 0, queuedRequests: 0,
             maxQueue: config.maxQueue, cachedSequences: 0, cachedTokens: 0, contextSize: ctx.size)))
@@ -249,8 +250,8 @@ final class Scheduler: @unchecked Sendable {
         }
         // Drafts, verified in this same batch: positions a request was promised cells for
         // (each draft fits in what its `maxTokens` has left).
-        if config.draftRows > 0, !entries.isEmpty {
-            planDrafts(entries.map { $0.job })
+        if drafter.draftRows > 0, !entries.isEmpty {
+            drafter.plan(entries.map { $0.job }, active: active)
             let drafting = entries.reduce(0) { $0 + $1.job.draft.count }
             if drafting > 0, makeFree(entries.count + drafting) {
                 for i in entries.indices {
@@ -320,7 +321,7 @@ final class Scheduler: @unchecked Sendable {
                 let perToken = seconds / Double(batch.count)
                 secondsPerPromptToken = secondsPerPromptToken == 0 ? perToken : 0.7 * secondsPerPromptToken + 0.3 * perToken
             }
-            stepCost.record(tokens: batch.count, seconds: seconds)
+            drafter.stepCost.record(tokens: batch.count, seconds: seconds)
         }
         inFlight.withLock { $0 = [] }
         ctx.setAbort(false)
@@ -354,7 +355,7 @@ final class Scheduler: @unchecked Sendable {
             let j = e.job
             let s = Int(j.seq)
             if let tok = j.pending, !j.inPrompt {
-                verify(j, e, pending: tok, now: now, finished: &finished)
+                advanceGenerating(j, e, pending: tok, now: now, finished: &finished)
                 continue
             } else {
                 slots[s].tokens += j.request.prompt[j.nPast..<(j.nPast + e.count)]
@@ -397,7 +398,7 @@ final class Scheduler: @unchecked Sendable {
             return (nil, true)
         }
         j.generated.append(tok)
-        j.index?.append(tok)
+        drafter.emitted(tok, by: j)
         let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
         if !delta.isEmpty { j.continuation.yield(.text(delta)) }
         if j.generated.count >= j.request.maxTokens {
@@ -409,85 +410,19 @@ final class Scheduler: @unchecked Sendable {
     }
 
     /// A generating sequence after the decode: its pending token and any draft are in the
-    /// cache. The token after each is sampled exactly as without a draft (same logits,
-    /// same sampler state, same random draws); a draft token stays while it is the token
-    /// sampled, and the cells of the rest are removed.
-    private func verify(_ j: Job, _ e: Entry, pending: Token, now: ContinuousClock.Instant, finished: inout Set<UInt64>) {
+    /// cache. The drafter keeps the draft tokens its sampler agrees with (`Drafter.accept`),
+    /// and the cells of the rest are removed.
+    private func advanceGenerating(_ j: Job, _ e: Entry, pending: Token, now: ContinuousClock.Instant, finished: inout Set<UInt64>) {
         let s = Int(j.seq)
         let start = j.nPast
-        let draft = j.draft
-        j.draft = []
+        let drafted = j.draft.count
         slots[s].tokens.append(pending)
-        slots[s].tokens += draft
-        j.pending = nil
-        var taken = 0
-        let indices = [e.logitsIndex!] + e.draftIndices
-        for i in 0...draft.count {
-            let (emitted, ended) = emitNext(j, index: indices[i], now: now, finished: &finished)
-            guard let tok = emitted else { break }
-            let agrees = i < draft.count && tok == draft[i]
-            if agrees { taken += 1 }
-            if ended { break }
-            if !agrees {
-                j.pending = tok
-                break
-            }
+        slots[s].tokens += j.draft
+        let taken = drafter.accept(j, indices: [e.logitsIndex!] + e.draftIndices) { index in
+            emitNext(j, index: index, now: now, finished: &finished)
         }
         j.nPast = start + 1 + taken
-        if taken < draft.count {
-            ctx.removeTokens(seq: j.seq, from: Int32(j.nPast))
-            kv.truncate(s, from: j.nPast)
-            slots[s].tokens.removeSubrange(j.nPast...)
-        }
-        if !draft.isEmpty { j.policy.record(drafted: draft.count, accepted: taken, generated: j.generated.count) }
-    }
-
-    /// Chooses this step's drafts: for each generating request that drafts, the tokens
-    /// that followed its last n-gram in its own prompt and output or in its group's
-    /// outputs, cut where its grammar would reject one, as long as the step's cost model
-    /// expects them to pay for themselves. Requests whose drafts fare best go first.
-    private func planDrafts(_ generating: [Job]) {
-        // Within the logits rows reserved for drafts and the batch's room (`--batch` may be small).
-        var rows = min(config.draftRows, config.batchSize - generating.count)
-        var tokens = generating.count
-        var yield = Double(generating.count)
-        let drafting = generating.filter { j in
-            j.draft = []
-            // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
-            // batch shapes, so verifying drafts can change its text (seen with f16 keys: a
-            // deterministic refine verified with drafts ended differently).
-            return !j.request.deterministic && (j.request.speculative ?? (config.speculative && j.request.copiesText))
-                && j.policy.allows(generated: j.generated.count)
-                && j.request.maxTokens - j.generated.count > 0
-        }
-        for j in drafting.sorted(by: { $0.policy.acceptance > $1.policy.acceptance }) where rows > 0 {
-            guard let sampler = j.sampler else { continue }
-            let index = indexed(j)
-            let group = j.request.draftGroup
-            let others = group == 0 ? [] : active.filter { $0 !== j && $0.request.draftGroup == group && !$0.generated.isEmpty }
-                .map { (index: indexed($0), from: $0.request.prompt.count) }
-            var d = index.draft(min(j.policy.length, rows, j.request.maxTokens - j.generated.count), others: others)
-            if d.isEmpty { continue }
-            d = Array(d.prefix(sampler.grammarPrefix(d)))
-            let p = j.policy.acceptance
-            // Asked for explicitly (`speculative: true`), a draft is verified whole; by
-            // default, as far as the step cost model expects it to pay.
-            let k = j.request.speculative == true ? d.count : stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
-            guard k > 0 else { continue }
-            j.draft = Array(d.prefix(k))
-            rows -= k
-            tokens += k
-            yield += (1...k).reduce(0.0) { $0 + pow(p, Double($1)) }
-        }
-    }
-
-    /// The request's prompt and output so far, indexed for drafts (built on first use).
-    private func indexed(_ j: Job) -> NGramIndex {
-        if let i = j.index { return i }
-        var i = NGramIndex(j.request.prompt)
-        for t in j.generated { i.append(t) }
-        j.index = i
-        return i
+        if taken < drafted { trim(s, to: j.nPast) }
     }
 
     /// The debug check tests turn on: every sequence's cells in the mirror, its tokens in
