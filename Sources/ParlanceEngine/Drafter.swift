@@ -1,10 +1,112 @@
+import Foundation
+
 /// Speculative decoding drafted from the text itself (prompt lookup): a rewrite copies most
 /// of its words from the selection, a refinement from the variation it refines, a quoted
 /// answer from the transcript. The tokens that followed the last n-gram's latest earlier
 /// occurrence are proposed as a draft; the engine verifies the draft in the step's one
 /// `llama_decode` batch and keeps the prefix its sampler agrees with.
 ///
-/// Engine-thread only (public for its unit tests).
+/// Engine-thread only (`NGramIndex`, `DraftPolicy` and `StepCost` public for their unit tests).
+
+/// Drafting for the scheduler's steps: which generating requests draft and how far
+/// (`plan`), each request's n-gram index, and how much of a decoded draft its sampler
+/// keeps (`accept`). Owned by the scheduler, on its engine thread.
+struct Drafter {
+    /// Logits rows reserved for drafted tokens in one batch (0: never draft).
+    let draftRows: Int
+    /// Tokens in one batch (`--batch`): drafts share it with the step's other tokens.
+    let batchSize: Int
+    /// Whether a request that does not say (`GenerationRequest.speculative`) drafts (when it copies text).
+    let speculative: Bool
+    /// What a decode step costs by its size, for deciding how much to draft.
+    var stepCost = StepCost()
+
+    init(draftRows: Int, batchSize: Int, speculative: Bool) {
+        self.draftRows = draftRows
+        self.batchSize = batchSize
+        self.speculative = speculative
+    }
+
+    /// Chooses this step's drafts: for each generating request that drafts, the tokens
+    /// that followed its last n-gram in its own prompt and output or in its group's
+    /// outputs, cut where its grammar would reject one, as long as the step's cost model
+    /// expects them to pay for themselves. Requests whose drafts fare best go first.
+    /// `active` holds every running request (a group's siblings among them).
+    func plan(_ generating: [Job], active: [Job]) {
+        // Within the logits rows reserved for drafts and the batch's room (`--batch` may be small).
+        var rows = min(draftRows, batchSize - generating.count)
+        var tokens = generating.count
+        var yield = Double(generating.count)
+        let drafting = generating.filter { j in
+            j.draft = []
+            // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
+            // batch shapes, so verifying drafts can change its text (seen with f16 keys: a
+            // deterministic refine verified with drafts ended differently).
+            return !j.request.deterministic && (j.request.speculative ?? (speculative && j.request.copiesText))
+                && j.policy.allows(generated: j.generated.count)
+                && j.request.maxTokens - j.generated.count > 0
+        }
+        for j in drafting.sorted(by: { $0.policy.acceptance > $1.policy.acceptance }) where rows > 0 {
+            guard let sampler = j.sampler else { continue }
+            let index = Drafter.indexed(j)
+            let group = j.request.draftGroup
+            let others = group == 0 ? [] : active.filter { $0 !== j && $0.request.draftGroup == group && !$0.generated.isEmpty }
+                .map { (index: Drafter.indexed($0), from: $0.request.prompt.count) }
+            var d = index.draft(min(j.policy.length, rows, j.request.maxTokens - j.generated.count), others: others)
+            if d.isEmpty { continue }
+            d = Array(d.prefix(sampler.grammarPrefix(d)))
+            let p = j.policy.acceptance
+            // Asked for explicitly (`speculative: true`), a draft is verified whole; by
+            // default, as far as the step cost model expects it to pay.
+            let k = j.request.speculative == true ? d.count : stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
+            guard k > 0 else { continue }
+            j.draft = Array(d.prefix(k))
+            rows -= k
+            tokens += k
+            yield += (1...k).reduce(0.0) { $0 + pow(p, Double($1)) }
+        }
+    }
+
+    /// The request's prompt and output so far, indexed for drafts (built on first use).
+    private static func indexed(_ j: Job) -> NGramIndex {
+        if let i = j.index { return i }
+        var i = NGramIndex(j.request.prompt)
+        for t in j.generated { i.append(t) }
+        j.index = i
+        return i
+    }
+
+    /// Adds a token the request emitted to its n-gram index (once it drafts, it has one).
+    func emitted(_ tok: Token, by j: Job) {
+        j.index?.append(tok)
+    }
+
+    /// Keeps what a decoded draft got right. The token after the job's pending token and
+    /// after each draft token is sampled by `sample` (from the logits at that batch index,
+    /// emitting it) exactly as without a draft (same logits, same sampler state, same
+    /// random draws); a draft token stays while it is the token sampled. Leaves the job's
+    /// draft empty and its pending token the one to decode next (nil once it has ended),
+    /// records the outcome in its policy, and returns how many draft tokens were taken.
+    func accept(_ j: Job, indices: [Int32], sample: (Int32) -> (Token?, ended: Bool)) -> Int {
+        let draft = j.draft
+        j.draft = []
+        j.pending = nil
+        var taken = 0
+        for i in 0...draft.count {
+            let (emitted, ended) = sample(indices[i])
+            guard let tok = emitted else { break }
+            let agrees = i < draft.count && tok == draft[i]
+            if agrees { taken += 1 }
+            if ended { break }
+            if !agrees {
+                j.pending = tok
+                break
+            }
+        }
+        if !draft.isEmpty { j.policy.record(drafted: draft.count, accepted: taken, generated: j.generated.count) }
+        return taken
+    }
+}
 
 /// Every n-gram of a token sequence (n = 4, 3, 2) and the position that followed its
 /// latest occurrence. An n-gram is entered once the token after it is known, so the

@@ -9,7 +9,8 @@ import Synchronization
 /// takes the idle sequence sharing its longest prefix (trimming the rest) or copies the
 /// prefix from a busy one (`llama_memory_seq_cp`, free with the unified cache), so
 /// instructions, documents and session histories are evaluated once. Admission and
-/// eviction follow the cache cell by cell (`KVCells`, `Admission.swift`).
+/// eviction follow the cache cell by cell (`KVCells`, `Admission.swift`). Each step is
+/// composed, decoded and applied in `Step.swift`; drafts come from a `Drafter`.
 final class Scheduler: @unchecked Sendable {
     struct Slot {
         var tokens: [Token] = []   // what this sequence's KV cache holds, position by position
@@ -36,7 +37,7 @@ final class Scheduler: @unchecked Sendable {
     let ctx: LlamaContext
     let model: LlamaModel
     let config: Config
-    private let batch: LlamaBatch
+    let batch: LlamaBatch
     let warn: @Sendable (String) -> Void
 
     // Inbox: the only state shared with other threads.
@@ -51,7 +52,7 @@ final class Scheduler: @unchecked Sendable {
     private let inbox: Mutex<Inbox>   // guards submissions, stop, and the published stats snapshot
     private let wake = NSCondition()  // signalled on submit/cancel/stop
     /// Ids of jobs in the batch being decoded now, so a cancel can abort that decode.
-    private let inFlight = Mutex<Set<UInt64>>([])
+    let inFlight = Mutex<Set<UInt64>>([])
 
     // Engine-thread state.
     var slots: [Slot]
@@ -60,25 +61,26 @@ final class Scheduler: @unchecked Sendable {
     var kv: KVCells
     /// Decodes that found no free KV cell although the mirror said there was room (a bug:
     /// logged the first time, each one ends the newest request in the batch).
-    private var slotFailures = 0
+    var slotFailures = 0
     private var tick: UInt64 = 0
-    private var rotate = 0
+    /// Where the next step's round of prompt chunks starts.
+    var rotate = 0
     /// Final events (results and errors) held until the step's stats are published, so a
     /// client that reads `model/status` right after a response sees its slot free.
-    private var settlements: [() -> Void] = []
+    var settlements: [() -> Void] = []
     /// Sequences to save to the KV state store after this iteration's results are out.
-    private var saves: [Int] = []
+    var saves: [Int] = []
     let store: PrefixStore?
     /// Measured cost of a prompt token in a large batch (moving average; 0 until measured).
     /// Prompt chunks are sized so one step takes about `stepSeconds` while other requests
     /// generate (they keep their pace), and at most `soloStepSeconds` while none does (whole
     /// batches, as fast as llama.cpp evaluates a prompt, and progress still reported within
     /// 2 s), on slow machines and deep prompts alike.
-    private var secondsPerPromptToken = 0.0
+    var secondsPerPromptToken = 0.0
     static let stepSeconds = 1.0
     static let soloStepSeconds = 1.8
-    /// What a decode step costs by its size, for deciding how much to draft.
-    private var stepCost = StepCost()
+    /// Drafts for speculative decoding, and the step cost model that sizes them.
+    var drafter: Drafter
 
     init(ctx: LlamaContext, model: LlamaModel, config: Config, store: PrefixStore?, warn: @escaping @Sendable (String) -> Void) {
         self.ctx = ctx
@@ -89,6 +91,7 @@ final class Scheduler: @unchecked Sendable {
         kv = KVCells(capacity: ctx.size, sequences: config.sequences)
         batch = LlamaBatch(capacity: config.batchSize, sequences: config.sequences)
         slots = Array(repeating: Slot(), count: config.sequences)
+        drafter = Drafter(draftRows: config.draftRows, batchSize: config.batchSize, speculative: config.speculative)
         inbox = Mutex(Inbox(stats: EngineStats(
             sequenceSlots: config.maxActive, freeSlots: config.maxActive, activeRequests: 0, queuedRequests: 0,
             maxQueue: config.maxQueue, cachedSequences: 0, cachedTokens: 0, contextSize: ctx.size)))
@@ -105,8 +108,7 @@ final class Scheduler: @unchecked Sendable {
             return true
         }
         if !accepted {
-            let stopped = inbox.withLock { $0.stop }
-            job.continuation.finish(throwing: stopped ? EngineError.shutDown : EngineError.queueFull(capacity: config.maxQueue))
+            job.continuation.finish(throwing: stopRequested ? EngineError.shutDown : EngineError.queueFull(capacity: config.maxQueue))
             return
         }
         signal()
@@ -139,6 +141,9 @@ final class Scheduler: @unchecked Sendable {
     }
 
     var stats: EngineStats { inbox.withLock { $0.stats } }
+
+    /// Whether `stop` has been called.
+    var stopRequested: Bool { inbox.withLock { $0.stop } }
 
     private func signal() {
         wake.lock()
@@ -229,267 +234,6 @@ final class Scheduler: @unchecked Sendable {
         job.sampler = nil
     }
 
-    // MARK: one decode step
-
-    private struct Entry {
-        let job: Job
-        let count: Int
-        let logitsIndex: Int32?
-        /// Batch indices of the job's drafted tokens, in order (they follow its pending token).
-        var draftIndices: [Int32] = []
-    }
-
-    private func step() {
-        batch.clear()
-        var entries: [Entry] = []
-        // Generating sequences: one token each.
-        for j in active where j.pending != nil {
-            let idx = batch.add(j.pending!, pos: Int32(j.nPast), seq: j.seq, logits: true)
-            entries.append(Entry(job: j, count: 1, logitsIndex: idx))
-        }
-        // Drafts, verified in this same batch: positions a request was promised cells for
-        // (each draft fits in what its `maxTokens` has left).
-        if config.draftRows > 0, !entries.isEmpty {
-            planDrafts(entries.map { $0.job })
-            let drafting = entries.reduce(0) { $0 + $1.job.draft.count }
-            if drafting > 0, makeFree(entries.count + drafting) {
-                for i in entries.indices {
-                    let j = entries[i].job
-                    for (k, t) in j.draft.enumerated() {
-                        entries[i].draftIndices.append(batch.add(t, pos: Int32(j.nPast + 1 + k), seq: j.seq, logits: true))
-                    }
-                    entries[i] = Entry(job: j, count: 1 + j.draft.count, logitsIndex: entries[i].logitsIndex, draftIndices: entries[i].draftIndices)
-                }
-            } else {
-                for e in entries { e.job.draft = [] }
-            }
-        }
-        // Room for this step, made before the decode: idle cached prefixes go first.
-        // Admission promised it; the prompt budget is capped by it all the same.
-        let generating = batch.count
-        // Prompt chunks, round-robin, so one long prompt never stalls the others. A
-        // follower starts once its leader has evaluated the prefix they share.
-        let prompting = active.filter { $0.inPrompt && resolveFollower($0) }
-        if !prompting.isEmpty {
-            var budget = entries.isEmpty ? config.batchSize : min(config.promptChunk, config.batchSize - generating)
-            // Chunks sized by measured speed, except for a deterministic request: its prompt
-            // goes in fixed chunks, as in any other run.
-            if secondsPerPromptToken > 0, !prompting.contains(where: { $0.request.deterministic }) {
-                budget = min(budget, max(32, Int((entries.isEmpty ? Scheduler.soloStepSeconds : Scheduler.stepSeconds) / secondsPerPromptToken)))
-            }
-            let wanted = prompting.reduce(0) { $0 + $1.request.prompt.count - $1.nPast }
-            makeFree(generating + min(budget, wanted))
-            budget = min(budget, kv.free - generating)
-            rotate = (rotate + 1) % prompting.count
-            let order = prompting[rotate...] + prompting[..<rotate]
-            let share = max(16, budget / prompting.count)
-            for j in order where budget > 0 {
-                let n = min(j.request.prompt.count - j.nPast, share, budget)
-                var last: Int32? = nil
-                for k in 0..<n {
-                    let pos = j.nPast + k
-                    let isLast = pos == j.request.prompt.count - 1
-                    let idx = batch.add(j.request.prompt[pos], pos: Int32(pos), seq: j.seq, logits: isLast)
-                    if isLast { last = idx }
-                }
-                budget -= n
-                entries.append(Entry(job: j, count: n, logitsIndex: last))
-            }
-        } else {
-            makeFree(generating)
-        }
-        if kv.free < generating {
-            // Admission never lets this happen; if it does, end the newest request rather
-            // than decode into a full cache.
-            reportSlotFailure("\(generating) generating sequences need a cell each, \(kv.free) of \(kv.capacity) are free")
-            return
-        }
-        guard !entries.isEmpty else { return }
-
-        inFlight.withLock { s in s = Set(entries.map { $0.job.id }) }
-        // The abort flag is set for this decode alone: a cancel that landed before the flag
-        // was armed still aborts it, and a late `setAbort(true)` meant for the previous decode
-        // (a cancel that saw its job in flight just before the flag was cleared) is dropped;
-        // left set, it aborted every later decode at once, forever.
-        ctx.setAbort(entries.contains(where: { $0.job.isCancelled }) || inbox.withLock { $0.stop })
-        let started = ContinuousClock.now
-        let rc = ctx.decode(batch)
-        if rc == 0 {
-            let seconds = Reference.seconds(ContinuousClock.now - started)
-            if batch.count >= 64 {
-                let perToken = seconds / Double(batch.count)
-                secondsPerPromptToken = secondsPerPromptToken == 0 ? perToken : 0.7 * secondsPerPromptToken + 0.3 * perToken
-            }
-            stepCost.record(tokens: batch.count, seconds: seconds)
-        }
-        inFlight.withLock { $0 = [] }
-        ctx.setAbort(false)
-
-        switch rc {
-        case 0:
-            for e in entries { kv.append(Int(e.job.seq), e.count) }
-        case 1, 2:
-            // No KV slot (1) or aborted (2): processed micro-batches stay in memory, so
-            // roll every sequence in this batch back to where it was.
-            for e in entries {
-                ctx.removeTokens(seq: e.job.seq, from: Int32(e.job.nPast))
-                e.job.draft = []
-            }
-            if rc == 1 { reportSlotFailure("llama_decode found no KV slot for \(batch.count) tokens with \(kv.free) of \(kv.capacity) cells free") }
-            return
-        default:
-            for e in entries {
-                trim(Int(e.job.seq), to: 0)
-                release(e.job)
-                settle(e.job, throwing: EngineError.decodingFailure("llama_decode returned \(rc)"))
-            }
-            let failed = Set(entries.map { $0.job.id })
-            active.removeAll { failed.contains($0.id) }
-            return
-        }
-
-        let now = ContinuousClock.now
-        var finished: Set<UInt64> = []
-        for e in entries {
-            let j = e.job
-            let s = Int(j.seq)
-            if let tok = j.pending, !j.inPrompt {
-                verify(j, e, pending: tok, now: now, finished: &finished)
-                continue
-            } else {
-                slots[s].tokens += j.request.prompt[j.nPast..<(j.nPast + e.count)]
-                j.nPast += e.count
-                if j.lastProgress.map({ now - $0 > .milliseconds(250) }) ?? true || !j.inPrompt {
-                    j.lastProgress = now
-                    j.continuation.yield(.prompt(evaluated: j.nPast, total: j.request.prompt.count, cached: j.nCached))
-                }
-            }
-            guard let idx = e.logitsIndex else { continue }
-            if j.request.maxTokens == 0 {
-                finish(j, .prompt, now: now)
-                finished.insert(j.id)
-                continue
-            }
-            let (tok, ended) = emitNext(j, index: idx, now: now, finished: &finished)
-            if !ended, let tok { j.pending = tok }
-        }
-        if !finished.isEmpty { active.removeAll { finished.contains($0.id) } }
-    }
-
-    /// Samples the job's next token from the logits at batch `index` and emits it: the
-    /// sampler takes it, its text streams, and the job finishes on an end-of-generation
-    /// token, at `maxTokens`, or (an error) when the grammar admits nothing. The token
-    /// emitted (nil when none was), and whether the job has ended.
-    private func emitNext(_ j: Job, index: Int32, now: ContinuousClock.Instant, finished: inout Set<UInt64>) -> (Token?, ended: Bool) {
-        guard let sampler = j.sampler else { return (nil, true) }
-        let tok = sampler.sample(ctx, index: index)
-        if tok < 0 {
-            release(j)
-            settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
-            finished.insert(j.id)
-            return (nil, true)
-        }
-        sampler.accept(tok)
-        if j.firstToken == nil { j.firstToken = now }
-        if model.isEndOfGeneration(tok) {
-            finish(j, .stop, now: now)
-            finished.insert(j.id)
-            return (nil, true)
-        }
-        j.generated.append(tok)
-        j.index?.append(tok)
-        let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
-        if !delta.isEmpty { j.continuation.yield(.text(delta)) }
-        if j.generated.count >= j.request.maxTokens {
-            finish(j, .length, now: now)
-            finished.insert(j.id)
-            return (tok, true)
-        }
-        return (tok, false)
-    }
-
-    /// A generating sequence after the decode: its pending token and any draft are in the
-    /// cache. The token after each is sampled exactly as without a draft (same logits,
-    /// same sampler state, same random draws); a draft token stays while it is the token
-    /// sampled, and the cells of the rest are removed.
-    private func verify(_ j: Job, _ e: Entry, pending: Token, now: ContinuousClock.Instant, finished: inout Set<UInt64>) {
-        let s = Int(j.seq)
-        let start = j.nPast
-        let draft = j.draft
-        j.draft = []
-        slots[s].tokens.append(pending)
-        slots[s].tokens += draft
-        j.pending = nil
-        var taken = 0
-        let indices = [e.logitsIndex!] + e.draftIndices
-        for i in 0...draft.count {
-            let (emitted, ended) = emitNext(j, index: indices[i], now: now, finished: &finished)
-            guard let tok = emitted else { break }
-            let agrees = i < draft.count && tok == draft[i]
-            if agrees { taken += 1 }
-            if ended { break }
-            if !agrees {
-                j.pending = tok
-                break
-            }
-        }
-        j.nPast = start + 1 + taken
-        if taken < draft.count {
-            ctx.removeTokens(seq: j.seq, from: Int32(j.nPast))
-            kv.truncate(s, from: j.nPast)
-            slots[s].tokens.removeSubrange(j.nPast...)
-        }
-        if !draft.isEmpty { j.policy.record(drafted: draft.count, accepted: taken, generated: j.generated.count) }
-    }
-
-    /// Chooses this step's drafts: for each generating request that drafts, the tokens
-    /// that followed its last n-gram in its own prompt and output or in its group's
-    /// outputs, cut where its grammar would reject one, as long as the step's cost model
-    /// expects them to pay for themselves. Requests whose drafts fare best go first.
-    private func planDrafts(_ generating: [Job]) {
-        // Within the logits rows reserved for drafts and the batch's room (`--batch` may be small).
-        var rows = min(config.draftRows, config.batchSize - generating.count)
-        var tokens = generating.count
-        var yield = Double(generating.count)
-        let drafting = generating.filter { j in
-            j.draft = []
-            // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
-            // batch shapes, so verifying drafts can change its text (seen with f16 keys: a
-            // deterministic refine verified with drafts ended differently).
-            return !j.request.deterministic && (j.request.speculative ?? (config.speculative && j.request.copiesText))
-                && j.policy.allows(generated: j.generated.count)
-                && j.request.maxTokens - j.generated.count > 0
-        }
-        for j in drafting.sorted(by: { $0.policy.acceptance > $1.policy.acceptance }) where rows > 0 {
-            guard let sampler = j.sampler else { continue }
-            let index = indexed(j)
-            let group = j.request.draftGroup
-            let others = group == 0 ? [] : active.filter { $0 !== j && $0.request.draftGroup == group && !$0.generated.isEmpty }
-                .map { (index: indexed($0), from: $0.request.prompt.count) }
-            var d = index.draft(min(j.policy.length, rows, j.request.maxTokens - j.generated.count), others: others)
-            if d.isEmpty { continue }
-            d = Array(d.prefix(sampler.grammarPrefix(d)))
-            let p = j.policy.acceptance
-            // Asked for explicitly (`speculative: true`), a draft is verified whole; by
-            // default, as far as the step cost model expects it to pay.
-            let k = j.request.speculative == true ? d.count : stepCost.length(available: d.count, p: p, tokens: tokens, yield: yield)
-            guard k > 0 else { continue }
-            j.draft = Array(d.prefix(k))
-            rows -= k
-            tokens += k
-            yield += (1...k).reduce(0.0) { $0 + pow(p, Double($1)) }
-        }
-    }
-
-    /// The request's prompt and output so far, indexed for drafts (built on first use).
-    private func indexed(_ j: Job) -> NGramIndex {
-        if let i = j.index { return i }
-        var i = NGramIndex(j.request.prompt)
-        for t in j.generated { i.append(t) }
-        j.index = i
-        return i
-    }
-
     /// The debug check tests turn on: every sequence's cells in the mirror, its tokens in
     /// the slot table and its positions in llama.cpp's memory agree.
     private func checkMirror() {
@@ -509,32 +253,5 @@ final class Scheduler: @unchecked Sendable {
                 fail("sequence \(s): mirror \(n) cells, slot \(slots[s].tokens.count) tokens, llama.cpp positions \(lo)...\(hi)")
             }
         }
-    }
-
-    private func finish(_ j: Job, _ reason: FinishReason, now: ContinuousClock.Instant) {
-        let tail = j.text.finish()
-        if !tail.isEmpty { j.continuation.yield(.text(tail)) }
-        // A long, valuable prefix evaluated here is saved once its result is delivered.
-        if j.request.cachePriority > .normal, j.request.prompt.count - j.nCached >= PrefixStore.minimumTokens { saves.append(Int(j.seq)) }
-        release(j)
-        let result = GenerationResult(text: j.text.all, tokens: j.generated, finishReason: reason, stats: j.stats(now: now))
-        settlements.append {
-            j.continuation.yield(.done(result))
-            j.continuation.finish()
-        }
-    }
-
-    /// The cache had no room where the cell mirror said it would: a bug, logged the first
-    /// time. Idle prefixes are dropped and the newest running request ends with an error,
-    /// so the engine always moves on (never a retry loop).
-    private func reportSlotFailure(_ detail: String) {
-        slotFailures += 1
-        if slotFailures == 1 { warn("KV cache accounting was wrong (\(detail)); the newest request ends with an error") }
-        makeFree(kv.capacity)
-        guard let j = active.max(by: { ($0.admitted ?? $0.submitted) < ($1.admitted ?? $1.submitted) }) else { return }
-        trim(Int(j.seq), to: 0)
-        release(j)
-        settle(j, throwing: EngineError.decodingFailure("the KV cache had no room for this request beside the others (\(detail))"))
-        active.removeAll { $0 === j }
     }
 }
