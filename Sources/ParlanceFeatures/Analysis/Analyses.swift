@@ -83,7 +83,7 @@ struct AnalysisJob: Sendable {
 
 extension AnalysisJob {
     /// Names in this job's transcript, for the list checks.
-    var names: Set<String> { ListVerifier.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
+    var names: Set<String> { ListItemRules.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
 
     /// The transcript, for the checks that items are supported by it.
     var source: SourceSupport { SourceSupport(segments: input.transcript.segments) }
@@ -91,9 +91,9 @@ extension AnalysisJob {
     /// One schema-guided call, checked by `check`; while a list still lacks good items or a
     /// scalar fails, another attempt (another seed, the task with a stricter line) tops it up.
     func generateVerified(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
-                          expectedChars: Int = 500, check: ListCheck) async throws -> (content: JSONObject, usage: Usage, verification: Verification) {
+                          expectedChars: Int = 500, check: AnalysisVerifier) async throws -> (content: JSONObject, usage: Usage, verification: Verification) {
         // Attempts are merged, not ranked: a later attempt only tops up what the first left short.
-        var merged: (content: JSONObject, issues: [VerificationIssue])?
+        var merged: Repaired<JSONObject>?
         var usage = Usage.zero
         let (best, verification) = try await attempts.run(progress: ctx.progress, { attempt in
             let t = attempt == 1 ? task : task + " " + AnalysisJob.stricter
@@ -103,13 +103,13 @@ extension AnalysisJob {
                                          expectedChars: expectedChars, attempt: attempt)
             usage = usage + out.usage
             let content = out.json?.objectValue ?? JSONObject()
-            let next: (content: JSONObject, issues: [VerificationIssue]) = merged.map { check.topUp($0.content, issues: $0.issues, from: content) } ?? check.apply(content, repair: attempts.verify)
+            let next = merged.map { check.topUp($0, from: content) } ?? check.apply(content, mode: attempts.mode)
             merged = next
             return next
-        }, check: { $0.issues })
+        }, check: { $0.findings })
         var v = verification
         if v.passed, v.issues.contains(where: { $0.repaired == true }) { v.fallback = .repaired }
-        return (best.content, usage, v)
+        return (best.value, usage, v)
     }
 
     /// The line added to the task from the second attempt on.
@@ -130,7 +130,7 @@ public enum Analyses {
                                               verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: 300, ctx: ctx)
         if let hit: AnalyzeTags.Result = await job.cached() { return hit }
         let (body, chunks, u) = try await job.body(output: 300)
-        let check = ListCheck(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
+        let check = AnalysisVerifier(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
                               labels: AnalyzeTags.Result.generatedFields, names: [])
         let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: tagsTask, schema: AnalyzeTags.Result.generationSchema,
                                                  maxTokens: 300, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250, check: check)
@@ -149,7 +149,7 @@ public enum Analyses {
                                               verify: p.verify, maxAttempts: p.maxAttempts, maxTokens: 200, ctx: ctx)
         if let hit: AnalyzeContent.Result = await job.cached() { return hit }
         let (body, chunks, u) = try await job.body(output: 200)
-        let check = ListCheck(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
+        let check = AnalysisVerifier(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
         let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: contentTask, schema: AnalyzeContent.Result.generationSchema,
                                                  maxTokens: 200, range: chunks > 1 ? 85...99 : 5...99, expectedChars: 250, check: check)
         return try await job.finish(out.content, chunks: chunks, usage: u + out.usage, verification: out.verification)

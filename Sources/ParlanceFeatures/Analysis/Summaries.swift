@@ -24,7 +24,7 @@ public enum Summaries {
         // so after document/change only changed parts are summarized again) and reduce.
         let (body, chunks, usage) = try await job.body(output: maxTokens)
         if chunks > 1 { ctx.progress.report("combining \(chunks) part summaries", 85, phase: .reduce) }
-        let check = ListCheck(fields: [.init("mainTopics", .phrase, minItems: 3), .init("keyTakeaways", .sentence, minItems: 3)],
+        let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: 3), .init("keyTakeaways", .sentence, minItems: 3)],
                               audienceKey: "targetAudience", proseKeys: ["summary"], labels: Summarize.Result.generatedFields, names: job.names,
                               source: job.source, instructions: [task, AnalysisJob.stricter], topicsKey: "mainTopics", language: job.input.language.language)
         let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: task, schema: Summarize.Result.generationSchema,

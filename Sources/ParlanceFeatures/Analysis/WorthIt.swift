@@ -40,7 +40,7 @@ public enum WorthIt {
         if let hit: AnalyzeWorthIt.Result = await job.cached() { return hit }
         let hasComments = comments.contains { !$0.isEmpty }
         let (body, chunks, u) = try await job.body(output: transcriptTokens)
-        let check = ListCheck(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
+        let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
                               proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
                               names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter], language: job.input.language.language)
         let out = try await job.generateVerified(body: body, condensed: chunks > 1, task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),

@@ -226,27 +226,18 @@ public enum Ask {
             usage = usage + out.usage
             let d = out.json ?? [:]
             let verdict = AnswerVerifier.check(question: question, answer: d["answer"]?.stringValue ?? "",
-                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions)
+                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions,
+                                               mode: attempts.mode)
             return (out: out, user: user, verdict: verdict, attempt: attempt)
-        }, check: { $0.verdict.issues })
+        }, check: { $0.verdict.findings })
         let out = best.out
         let d = out.json ?? [:]
         var verification = firstVerification
-        if !attempts.verify {
-            // verify: false: what the checks found, none of it acted on.
-            let open = verification.issues.map { i -> VerificationIssue in
-                var r = i
-                r.repaired = nil
-                r.message = r.message.replacingOccurrences(of: ": removed", with: "").replacingOccurrences(of: ": added", with: "")
-                return r
-            }
-            verification = Verification(passed: open.isEmpty, attempts: verification.attempts, issues: open)
-        }
         let modelAnswer = d["answer"]?.stringValue ?? ""
         var answer = modelAnswer
         var found = !best.verdict.saysNotFound
-        let answerability = features(passed: firstVerification.passed, saysNotFound: best.verdict.saysNotFound,
-                                     support: found ? Answerability.support(answer: modelAnswer, question: question, segments: shown) : 0)
+        let answerability = features(passed: best.verdict.answerPassed, saysNotFound: best.verdict.saysNotFound,
+                                     support: found ? Answerability.answerTermsFound(answer: modelAnswer, question: question, segments: shown) : 0)
         let answers = answerability.probability >= Answerability.threshold
         // verify: false: the model's own citations (of segments it was shown), as before the checks.
         var citations = attempts.verify ? best.verdict.citations.compactMap { input.segment($0) }
@@ -256,13 +247,12 @@ public enum Ask {
             // The evidence says the document does not give what is asked: whatever the model
             // answered (an unrelated quote, a near miss, an invented figure) is not an answer.
             let failed = verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
-            let why = evidence.expects.map { "no segment shown gives \(Ask.describe($0)) next to the question's subject" }
-                ?? "the segments shown do not hold the question's subject"
             answer = Retrieval.notFound(input.language.language)
             found = false
             citations = []
             verification = Verification(passed: true, attempts: verification.attempts,
-                                        issues: failed + [VerificationIssue(.notAnswered, "\(why) (answerability \(answerability.probability)): not found", path: "answer", repaired: true)],
+                                        issues: failed + [Finding(.notAnswered, .notInDocument(expects: evidence.expects, answerability: answerability.probability),
+                                                                  path: "answer", action: .replaced(by: .notFound)).issue],
                                         fallback: .notFound)
             ctx.progress(.init(kind: .report, message: "the document does not answer the question", phase: .verifying, delta: answer,
                                attempt: verification.attempts, restart: true))
@@ -333,15 +323,6 @@ public enum Ask {
         let ranked = AnswerVerifier.relevant(question: question, passages: passages)
         let replies = ranked.filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
         return Array(replies.prefix(1))
-    }
-
-    static func describe(_ t: Answerability.AnswerType) -> String {
-        switch t {
-        case .amount: "an amount"
-        case .quantity: "a number"
-        case .time: "a date or time"
-        case .name: "a name"
-        }
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).
