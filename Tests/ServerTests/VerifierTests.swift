@@ -333,3 +333,42 @@ extension VerifierTests {
         XCTAssertEqual(issues.map(\.code), [.labelItem, .labelItem])
     }
 }
+
+extension VerifierTests {
+    func testReportModeFindsWhatRepairFindsAndChangesNothing() {
+        let repaired = AnswerVerifier.check(question: "How often do they test mite counts?", answer: "They test mite counts every two weeks.",
+                                            cited: [1], shown: segments, instructions: [])
+        let reported = AnswerVerifier.check(question: "How often do they test mite counts?", answer: "They test mite counts every two weeks.",
+                                            cited: [1], shown: segments, instructions: [], mode: .report)
+        XCTAssertEqual(reported.citations, [1], "as cited")
+        XCTAssertEqual(reported.findings.map(\.subject), repaired.findings.map(\.subject))
+        XCTAssertTrue(reported.issues.allSatisfy { $0.repaired == nil && !$0.message.hasSuffix(": removed") && !$0.message.hasSuffix(": added") },
+                      "\(reported.issues)")
+        XCTAssertTrue(reported.blocking)
+        XCTAssertEqual(reported.answerPassed, repaired.answerPassed, "the answer itself passed either way")
+        // Proposing (compare, highlights with verify: false): what would go is said, nothing goes.
+        let items = ["Bees need care.", "Bees need care.", "Transcript: 1"]
+        let proposed = ListItemRules.repair(items, field: .init("themes", .phrase, minItems: 1), labels: [], names: [], mode: .propose)
+        XCTAssertEqual(proposed.value, items)
+        XCTAssertEqual(proposed.issues.map(\.message), ["\"Bees need care.\" repeats an earlier item: removed",
+                                                        "\"Transcript: 1\" is a prompt label or a repeated word, not content: removed"])
+        XCTAssertTrue(proposed.issues.allSatisfy { $0.repaired == nil })
+        XCTAssertEqual(Verification(checked: proposed.findings), Verification(passed: false, attempts: 1, issues: proposed.issues))
+        let done = ListItemRules.repair(items, field: .init("themes", .phrase, minItems: 1), labels: [], names: [])
+        XCTAssertEqual(done.value, ["Bees need care."])
+        XCTAssertEqual(Verification(checked: done.findings), Verification(passed: true, attempts: 1, issues: done.issues, fallback: .repaired))
+    }
+
+    func testARewriteIsRepairedOnlyWhenRepairing() {
+        let original = "The rent of £1,150 is due on 3 March."
+        let input = RewriteVerifier.Input(original: original, rewrite: "Dear Sarah, the rent of £1,200 is due on 3 March.", instructions: [], language: "en")
+        let repaired = RewriteVerifier.verify(input, mode: .repair)
+        XCTAssertEqual(repaired.value, "Hello, the rent of £1,150 is due on 3 March.")
+        XCTAssertEqual(repaired.issues.map(\.message), ["the output changed \"£1,150\" to \"£1,200\": restored",
+                                                        "the output greets \"Sarah\", a name not in the selection: dropped"])
+        let reported = RewriteVerifier.verify(input, mode: .report)
+        XCTAssertEqual(reported.value, input.rewrite)
+        XCTAssertEqual(reported.findings.map(\.code), [.factMissing, .unsupportedFact], "the checks report what the repairs would mend")
+        XCTAssertTrue(reported.findings.allSatisfy(\.isOpen))
+    }
+}
