@@ -10,7 +10,7 @@ daemon (verify on); the result's `answerability` object holds the features the d
 A logistic regression (L2, gradient descent, no packages) is fitted to "the document answers the
 question" (the label `answerable`). The threshold is the one that declares the most unanswerable
 questions "not found" while declaring at most 10% of answerable ones so (ties: nearest 0.5).
-Prints the weights (in the Swift vector's order), the threshold, and on the tuning data the AUC,
+Prints the weights (in the order of the Swift Answerability.Weights), the threshold, and on the tuning data the AUC,
 the expected calibration error (10 bins) and the Brier score. The held-out part is never read.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from parlance_client import ParlanceClient, RPCError  # noqa: E402
 
 SWIFT = os.path.join(ROOT, "Sources", "ParlanceFeatures", "Verify", "Answerability.swift")
 OUT = os.path.join(ROOT, "eval", "last-abstention.json")
-# The order of Answerability.vector(_:) after its constant 1.
+# The fields of Answerability.Weights after its bias, in order (Swift writes them in this order too).
 FEATURES = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport"]
 MAX_WRONG_NOT_FOUND = 0.10
 
@@ -138,7 +138,9 @@ def main() -> int:
     }, indent=1))
     if args.write:
         src = open(SWIFT).read()
-        src = re.sub(r"static let weights: \[Double\] = \[[^\]]*\]", "static let weights: [Double] = [" + ", ".join(f"{v:.3f}" for v in w) + "]", src)
+        fields = [f"{n}: {v:.3f}" for n, v in zip(["bias"] + FEATURES, w)]
+        weights = "static let weights = Weights(" + ", ".join(fields[:5]) + ",\n" + " " * 33 + ", ".join(fields[5:]) + ")"
+        src = re.sub(r"static let weights = Weights\([^)]*\)", lambda _: weights, src)
         src = re.sub(r"public static let threshold = [0-9.]+", f"public static let threshold = {threshold}", src)
         open(SWIFT, "w").write(src)
         print(f"wrote {os.path.relpath(SWIFT, ROOT)}", file=sys.stderr)

@@ -16,13 +16,13 @@ final class GroundingCheckTests: XCTestCase {
     ]
 
     func testAnswerTypes() {
-        XCTAssertEqual(Answerability.answerType("How much will the Riverside shuttle trial cost the council?"), .amount)
-        XCTAssertEqual(Answerability.answerType("What is the budget for the campaign?"), .amount)
-        XCTAssertEqual(Answerability.answerType("How many tonnes of salt did the council use?"), .quantity)
-        XCTAssertEqual(Answerability.answerType("When does the trial start?"), .time)
-        XCTAssertEqual(Answerability.answerType("Which contractor will put up the fencing?"), .name)
-        XCTAssertEqual(Answerability.answerType("¿Cuánto cuesta el nuevo postre?"), .amount)
-        XCTAssertNil(Answerability.answerType("Why was the trial proposed?"))
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "How much will the Riverside shuttle trial cost the council?"), .amount)
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "What is the budget for the campaign?"), .amount)
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "How many tonnes of salt did the council use?"), .quantity)
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "When does the trial start?"), .time)
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "Which contractor will put up the fencing?"), .name)
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "¿Cuánto cuesta el nuevo postre?"), .amount)
+        XCTAssertNil(Answerability.AnswerType.asked(by: "Why was the trial proposed?"))
     }
 
     func testANearMissHasTheSubjectButNotTheAnswer() {
@@ -60,8 +60,8 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(answered, Answerability.threshold)
         XCTAssertLessThan(nearMiss, Answerability.threshold)
         XCTAssertLessThan(f(1, missing: false, passed: true, notFound: true, support: 0), answered)
-        XCTAssertEqual(Answerability.support(answer: "It cost £86,000 for the roof.", question: "What did the library roof cost?", segments: council), 1)
-        XCTAssertEqual(Answerability.support(answer: "A grant from the lottery fund.", question: "What did the roof cost?", segments: council), 0)
+        XCTAssertEqual(Answerability.answerTermsFound(answer: "It cost £86,000 for the roof.", question: "What did the library roof cost?", segments: council), 1)
+        XCTAssertEqual(Answerability.answerTermsFound(answer: "A grant from the lottery fund.", question: "What did the roof cost?", segments: council), 0)
     }
 
     // MARK: Lists
@@ -80,9 +80,9 @@ final class GroundingCheckTests: XCTestCase {
         let items = ["Running a local model cut the cloud bill by half.",
                      "AI can be used to improve everything from healthcare to education.",
                      "How to use the local loop, 3-5 key takeaways for your next project."]
-        let (kept, issues) = ListVerifier.repair(items, field: .init("keyTakeaways", .sentence, minItems: 3), labels: ["keyTakeaways"], names: [],
-                                                 source: source, instructions: ["Give keyTakeaways (3-5 concrete takeaways)."],
-                                                 fill: source.centralSentences())
+        let r = ListItemRules.repair(items, field: .init("keyTakeaways", .sentence, minItems: 3), labels: ["keyTakeaways"], names: [],
+                                     source: source, instructions: ["Give keyTakeaways (3-5 concrete takeaways)."], fill: source.centralSentences())
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept.first, items[0])
         XCTAssertEqual(kept.count, 3, "\(kept)")
         XCTAssertFalse(kept.contains(items[1]))
@@ -95,10 +95,11 @@ final class GroundingCheckTests: XCTestCase {
     func testTopicsThatAreOnlyNamesGiveWayToKeyPhrases() {
         let segs = podcast + [Segment(id: 5, speaker: "Dev", text: "A local model on a laptop keeps the cloud bill small.", startOffset: 5, endOffset: 6)]
         let source = SourceSupport(segments: segs)
-        let names = ListVerifier.names(in: segs.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
+        let names = ListItemRules.names(in: segs.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
         XCTAssertTrue(source.keyPhrases(excluding: names).contains("Local model"), "\(source.keyPhrases(excluding: names))")
-        let (kept, issues) = ListVerifier.repair(["The Local Loop", "Cloud bill", "Dev"], field: .init("mainTopics", .phrase, minItems: 2), labels: [],
-                                                 names: names, source: source, fill: source.keyPhrases(excluding: names))
+        let r = ListItemRules.repair(["The Local Loop", "Cloud bill", "Dev"], field: .init("mainTopics", .phrase, minItems: 2), labels: [],
+                                     names: names, source: source, fill: source.keyPhrases(excluding: names))
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept.first, "Cloud bill")
         XCTAssertFalse(kept.contains("The Local Loop"))
         XCTAssertEqual(kept.count, 2, "\(kept)")
@@ -112,30 +113,30 @@ final class GroundingCheckTests: XCTestCase {
     }
 
     func testAudienceMustDescribePeople() {
-        let names = ListVerifier.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
-        XCTAssertNil(ListVerifier.audienceProblem("Developers who want to run models on their own laptops", names: names))
-        XCTAssertNil(ListVerifier.audienceProblem("Anyone curious about local AI", names: names))
-        XCTAssertNotNil(ListVerifier.audienceProblem("The Local Loop", names: names))
-        XCTAssertNotNil(ListVerifier.audienceProblem("", names: names))
-        XCTAssertNotNil(ListVerifier.audienceProblem("Local language models and privacy", names: names))
-        XCTAssertEqual(ListVerifier.audience(topics: ["Local models", "Privacy"], language: "en"), "People interested in local models and privacy")
-        XCTAssertEqual(ListVerifier.audience(topics: ["Fernhill Labs", "AI tools"], language: "en"), "People interested in Fernhill Labs and AI tools")
-        XCTAssertEqual(ListVerifier.audience(topics: ["Cocina"], language: "es"), "Personas interesadas en cocina")
+        let names = ListItemRules.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
+        XCTAssertNil(ListItemRules.audienceProblem("Developers who want to run models on their own laptops", names: names))
+        XCTAssertNil(ListItemRules.audienceProblem("Anyone curious about local AI", names: names))
+        XCTAssertNotNil(ListItemRules.audienceProblem("The Local Loop", names: names))
+        XCTAssertNotNil(ListItemRules.audienceProblem("", names: names))
+        XCTAssertNotNil(ListItemRules.audienceProblem("Local language models and privacy", names: names))
+        XCTAssertEqual(ListItemRules.audience(topics: ["Local models", "Privacy"], language: "en"), "People interested in local models and privacy")
+        XCTAssertEqual(ListItemRules.audience(topics: ["Fernhill Labs", "AI tools"], language: "en"), "People interested in Fernhill Labs and AI tools")
+        XCTAssertEqual(ListItemRules.audience(topics: ["Cocina"], language: "es"), "Personas interesadas en cocina")
     }
 
     func testEachAddedSentenceCarriesTheCodeOfTheItemItReplaces() {
         let source = SourceSupport(segments: podcast)
         let items = ["How to use the local loop, 3-5 key takeaways for your next project.",
                      "AI can be used to improve everything from healthcare to education."]
-        let (kept, issues) = ListVerifier.repair(items, field: .init("keyTakeaways", .sentence, minItems: 2), labels: ["keyTakeaways"], names: [],
-                                                 source: source, instructions: ["Give keyTakeaways (3-5 concrete takeaways)."],
-                                                 fill: source.centralSentences())
+        let r = ListItemRules.repair(items, field: .init("keyTakeaways", .sentence, minItems: 2), labels: ["keyTakeaways"], names: [],
+                                     source: source, instructions: ["Give keyTakeaways (3-5 concrete takeaways)."], fill: source.centralSentences())
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept.count, 2, "\(kept)")
         let added = issues.filter { $0.message.hasSuffix(": added") }
         XCTAssertEqual(added.map(\.code), [.instructionEcho, .unsupportedFact], "\(added)")
         XCTAssertTrue(added[0].message.contains("in place of item 1"))
         // Nothing is dropped: the fill is never worked out.
-        let fine = ListVerifier.repair(["Running a local model cut the cloud bill by half."], field: .init("keyTakeaways", .sentence, minItems: 1),
+        let fine = ListItemRules.repair(["Running a local model cut the cloud bill by half."], field: .init("keyTakeaways", .sentence, minItems: 1),
                                        labels: [], names: [], source: source, fill: { XCTFail("fill read"); return [] }())
         XCTAssertEqual(fine.issues, [])
     }
@@ -152,12 +153,13 @@ final class GroundingCheckTests: XCTestCase {
     }
 
     func testACopiedLineSummaryAndANameAudienceAreRepairedFromTheTranscript() {
-        let names = ListVerifier.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
-        let check = ListCheck(fields: [.init("mainTopics", .phrase, minItems: 2)], audienceKey: "targetAudience", proseKeys: ["summary"],
+        let names = ListItemRules.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
+        let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: 2)], audienceKey: "targetAudience", proseKeys: ["summary"],
                               labels: ["summary", "mainTopics", "targetAudience"], names: names, source: SourceSupport(segments: podcast),
                               topicsKey: "mainTopics")
         let bad: JSONObject = ["summary": "Maya: Welcome to The Local Loop", "mainTopics": ["Maya: Welcome", "The Local Loop"], "targetAudience": "The Local Loop"]
-        let (fixed, issues) = check.apply(bad)
+        let applied = check.apply(bad)
+        let (fixed, issues) = (applied.value, applied.issues)
         let summary = fixed["summary"]?.stringValue ?? ""
         XCTAssertFalse(summary.contains("Maya:"), summary)
         XCTAssertTrue(SourceSupport(segments: podcast).centralSentences().prefix(2).allSatisfy { summary.contains($0) }, summary)
@@ -165,23 +167,26 @@ final class GroundingCheckTests: XCTestCase {
         let audience = fixed["targetAudience"]?.stringValue ?? ""
         // No topic passed: the audience comes from the transcript's key phrases, never a name.
         XCTAssertEqual(audience, "People interested in local model")
-        XCTAssertNil(ListVerifier.audienceProblem(audience, names: names))
+        XCTAssertNil(ListItemRules.audienceProblem(audience, names: names))
         // verify: false reports and changes nothing.
-        let (same, reported) = check.apply(bad, repair: false)
+        let report = check.apply(bad, mode: .report)
+        let (same, reported) = (report.value, report.issues)
         XCTAssertEqual(same, bad)
         XCTAssertTrue(reported.allSatisfy { $0.repaired == nil }, "\(reported)")
         XCTAssertFalse(reported.contains { $0.message.hasSuffix(": added") })
         // An invented sentence of the summary goes; the supported one stays.
         let mixed: JSONObject = ["summary": "Dev moved transcription to a local model and cut the cloud bill by half. AI will cure every disease by next year.",
                                  "mainTopics": ["Local models", "Cloud costs"], "targetAudience": "Developers who run models on their own laptops"]
-        let (trimmed, found) = check.apply(mixed)
+        let mixedApplied = check.apply(mixed)
+        let (trimmed, found) = (mixedApplied.value, mixedApplied.issues)
         XCTAssertEqual(trimmed["summary"]?.stringValue, "Dev moved transcription to a local model and cut the cloud bill by half.")
         XCTAssertTrue(found.contains { $0.code == .unsupportedFact && $0.path == "summary" && $0.repaired == true && $0.message.contains("disease") }, "\(found)")
-        XCTAssertTrue(check.apply(mixed, repair: false).1.contains { $0.code == .unsupportedFact && $0.repaired == nil })
+        XCTAssertTrue(check.apply(mixed, mode: .report).issues.contains { $0.code == .unsupportedFact && $0.repaired == nil })
         // A good result passes untouched.
         let good: JSONObject = ["summary": "Dev explains how a local model halved their cloud bill.", "mainTopics": ["Local models", "Cloud costs"],
                                 "targetAudience": "Developers who run models on their own laptops"]
-        let (kept, none) = check.apply(good)
+        let goodApplied = check.apply(good)
+        let (kept, none) = (goodApplied.value, goodApplied.issues)
         XCTAssertEqual(kept, good)
         XCTAssertEqual(none, [], "\(none)")
     }

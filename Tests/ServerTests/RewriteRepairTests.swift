@@ -10,12 +10,17 @@ final class RewriteRepairTests: XCTestCase {
 
     // MARK: Facts changed in place
 
+    /// The facts a repair put back.
+    func changes(_ r: Repaired<String>) -> [FactRepair.Change] {
+        r.findings.compactMap { if case .factChanged(let c) = $0.subject { c } else { nil } }
+    }
+
     func testAmountChangedInPlaceIsRestored() {
         let rewrite = "Dear Priyanka, this is a reminder that the rent of £1,200 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
-        let (text, repairs) = FactRepair.repair(original: Self.rent, rewrite: rewrite)
-        XCTAssertEqual(text, "Dear Priyanka, this is a reminder that the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late.")
-        XCTAssertEqual(repairs, [FactRepair.Repair(changed: "£1,200", restored: "£1,150")])
-        let issue = FactRepair.issues(repairs)[0]
+        let r = FactRepair.repair(original: Self.rent, rewrite: rewrite)
+        XCTAssertEqual(r.value, "Dear Priyanka, this is a reminder that the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late.")
+        XCTAssertEqual(r.findings, [Finding(.factMissing, .factChanged(FactRepair.Change(changed: "£1,200", restored: "£1,150")), action: .restored)])
+        let issue = r.issues[0]
         XCTAssertEqual(issue.code, .factMissing)
         XCTAssertEqual(issue.repaired, true)
         XCTAssertTrue(issue.message.contains("£1,200") && issue.message.contains("£1,150") && issue.message.hasSuffix("restored"), issue.message)
@@ -23,63 +28,67 @@ final class RewriteRepairTests: XCTestCase {
 
     func testShortenedNameIsRestoredEvenAfterANewGreeting() {
         let rewrite = "Dear Priya, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
-        let (text, repairs) = FactRepair.repair(original: Self.rent, rewrite: rewrite)
-        XCTAssertEqual(text, "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late.")
-        XCTAssertEqual(repairs.map(\.changed), ["Priya"])
+        let r = FactRepair.repair(original: Self.rent, rewrite: rewrite)
+        XCTAssertEqual(r.value, "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late.")
+        XCTAssertEqual(changes(r).map(\.changed), ["Priya"])
         // A possessive keeps its 's.
         let possessive = FactRepair.repair(original: "Priyanka will send the keys.", rewrite: "Priya's keys will be sent.")
-        XCTAssertEqual(possessive.text, "Priyanka's keys will be sent.")
+        XCTAssertEqual(possessive.value, "Priyanka's keys will be sent.")
     }
 
     func testDatesAndNumbersWrittenAnotherWayGetTheSelectionsSpelling() {
         let rewrite = "Priyanka, your rent of £1150 for Flat 4 is due on March 3rd. Last month's payment came 6 days late."
-        let (text, repairs) = FactRepair.repair(original: Self.rent, rewrite: rewrite)
-        XCTAssertEqual(text, "Priyanka, your rent of £1,150 for Flat 4 is due on 3 March. Last month's payment came six days late.")
-        XCTAssertEqual(Set(repairs.map(\.restored)), ["3 March", "£1,150", "six"])
+        let r = FactRepair.repair(original: Self.rent, rewrite: rewrite)
+        XCTAssertEqual(r.value, "Priyanka, your rent of £1,150 for Flat 4 is due on 3 March. Last month's payment came six days late.")
+        XCTAssertEqual(Set(changes(r).map(\.restored)), ["3 March", "£1,150", "six"])
         // A weekday the selection gives comes back with its date.
         let works = FactRepair.repair(original: "Work starts on Monday 3 June at Canal House.", rewrite: "Work at Canal House begins June 3.")
-        XCTAssertEqual(works.text, "Work at Canal House begins Monday 3 June.")
+        XCTAssertEqual(works.value, "Work at Canal House begins Monday 3 June.")
     }
 
     func testANumberWhoseUnitChangedWithItGetsItsUnitBack() {
         let original = "Under the scheme the deposit of £1,600 should be returned within 10 days of the tenancy ending."
-        let (text, repairs) = FactRepair.repair(original: original, rewrite: "The £1,600 deposit should be returned within 3 weeks of the tenancy ending.")
-        XCTAssertEqual(text, "The £1,600 deposit should be returned within 10 days of the tenancy ending.")
-        XCTAssertEqual(repairs, [FactRepair.Repair(changed: "3 weeks", restored: "10 days")])
+        let r = FactRepair.repair(original: original, rewrite: "The £1,600 deposit should be returned within 3 weeks of the tenancy ending.")
+        XCTAssertEqual(r.value, "The £1,600 deposit should be returned within 10 days of the tenancy ending.")
+        XCTAssertEqual(changes(r), [FactRepair.Change(changed: "3 weeks", restored: "10 days")])
     }
 
     func testNothingIsRepairedWhereTheAlignmentIsAmbiguousOrTheTextWouldGetWorse() {
         // A fact dropped altogether: nothing sits where it was.
         let dropped = "Dear Priyanka, the rent for Flat 4 is due on 3 March. Last month's payment arrived six days late."
-        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: dropped).repairs, [])
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: dropped).findings, [])
         // Two invented amounts far from where the one missing was: which one replaced it is unknown.
         let two = "Priyanka, £40 or £50 is what we charge. The rent for Flat 4 is due on 3 March; last month's payment was six days late."
-        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: two).repairs, [])
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: two).findings, [])
         // A name elsewhere, unlike the missing one, is not taken for it...
         let other = "Tom says the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
-        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: other).text, other)
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: other).value, other)
         // ...but one standing where it stood is (the model swapped the name).
         let swappedName = "Dear Tom, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
-        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: swappedName).text.prefix(14), "Dear Priyanka,")
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: swappedName).value.prefix(14), "Dear Priyanka,")
         // Another fact of the selection standing in the place is never overwritten.
         let swapped = FactRepair.repair(original: "Pay £35 by Friday, or £1,150 by Monday.", rewrite: "Please pay £35 by Friday, or £35 by Monday.")
-        XCTAssertEqual(swapped.repairs, [])
+        XCTAssertEqual(swapped.findings, [])
         // A faithful rewrite is left exactly as it is.
         let faithful = "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late."
-        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: faithful).text, faithful)
+        XCTAssertEqual(FactRepair.repair(original: Self.rent, rewrite: faithful).value, faithful)
         // "twice" is not respelt into "2 times".
-        XCTAssertEqual(FactRepair.repair(original: "The tests failed twice.", rewrite: "The tests failed 2 times.").text, "The tests failed 2 times.")
+        XCTAssertEqual(FactRepair.repair(original: "The tests failed twice.", rewrite: "The tests failed 2 times.").value, "The tests failed 2 times.")
     }
 
     func testAGreetingToAnInventedNameLosesTheName() {
         let original = "The boiler in flat 2B stopped working again on Sunday night."
-        XCTAssertEqual(FactRepair.dropInventedGreetingName(original: original, rewrite: "Dear Sarah, the boiler in flat 2B failed again on Sunday.")?.text,
+        XCTAssertEqual(FactRepair.dropInventedGreetingName(original: original, rewrite: "Dear Sarah, the boiler in flat 2B failed again on Sunday.").value,
                        "Hello, the boiler in flat 2B failed again on Sunday.")
-        XCTAssertEqual(FactRepair.dropInventedGreetingName(original: original, rewrite: "Hi Mark Jones! The boiler failed.")?.dropped, "Mark Jones")
+        XCTAssertEqual(FactRepair.dropInventedGreetingName(original: original, rewrite: "Hi Mark Jones! The boiler failed.").findings.map(\.subject),
+                       [.greetingName("Mark Jones")])
         // A name the selection has, a group, or no greeting: left alone.
-        XCTAssertNil(FactRepair.dropInventedGreetingName(original: "Hi Priyanka, the rent is due.", rewrite: "Dear Priyanka, the rent is due."))
-        XCTAssertNil(FactRepair.dropInventedGreetingName(original: original, rewrite: "Dear residents, the boiler failed on Sunday."))
-        XCTAssertNil(FactRepair.dropInventedGreetingName(original: original, rewrite: "The boiler in flat 2B failed on Sunday."))
+        for (source, rewrite) in [("Hi Priyanka, the rent is due.", "Dear Priyanka, the rent is due."), (original, "Dear residents, the boiler failed on Sunday."),
+                                  (original, "The boiler in flat 2B failed on Sunday.")] {
+            let same = FactRepair.dropInventedGreetingName(original: source, rewrite: rewrite)
+            XCTAssertEqual(same.value, rewrite)
+            XCTAssertEqual(same.findings, [])
+        }
     }
 
     // MARK: Missing facts by construction
@@ -158,38 +167,39 @@ final class RewriteRepairTests: XCTestCase {
     // MARK: Tone repairs
 
     func testFormalRepairExpandsContractionsAndDropsSlangOpeners() {
-        let (text, changes) = ToneCheck.repair("Hey Priyanka, we're sorry but it's late and we don't know why. It's been a week.", tone: .formal)
+        let repaired = ToneCheck.repair("Hey Priyanka, we're sorry but it's late and we don't know why. It's been a week.", tone: .formal)
+        let text = repaired.value
         XCTAssertEqual(text, "Dear Priyanka, we are sorry but it is late and we do not know why. It has been a week.")
-        XCTAssertFalse(changes.isEmpty)
-        XCTAssertEqual(ToneCheck.repair("Hey, the report's ready. Don't wait!", tone: .formal).text, "The report's ready. Do not wait!")
+        XCTAssertFalse(repaired.findings.isEmpty)
+        XCTAssertEqual(ToneCheck.repair("Hey, the report's ready. Don't wait!", tone: .formal).value, "The report's ready. Do not wait!")
         // The markers the repair can fix are gone (the formality score may still want more).
         let after = ToneCheck.check(text, tone: .formal, original: "x").map(\.marker)
         XCTAssertFalse(after.contains("contractions") || after.contains("slang"), "\(after)")
         // Nothing to do: the text is unchanged and nothing is reported.
         let clean = ToneCheck.repair("We regret the delay.", tone: .formal)
-        XCTAssertEqual(clean.text, "We regret the delay.")
-        XCTAssertEqual(clean.changes, [])
+        XCTAssertEqual(clean.value, "We regret the delay.")
+        XCTAssertEqual(clean.findings, [])
     }
 
     func testCasualRepairContractsButNotAtAClausesEnd() {
-        let (text, changes) = ToneCheck.repair("I am sure we are late, and it is not ideal. Do not worry: yes, it is.", tone: .casual)
-        XCTAssertEqual(text, "I'm sure we're late, and it isn't ideal. Don't worry: yes, it is.")
-        XCTAssertFalse(changes.isEmpty)
-        XCTAssertEqual(ToneCheck.repair("See you soon.", tone: .casual).changes, [])
+        let repaired = ToneCheck.repair("I am sure we are late, and it is not ideal. Do not worry: yes, it is.", tone: .casual)
+        XCTAssertEqual(repaired.value, "I'm sure we're late, and it isn't ideal. Don't worry: yes, it is.")
+        XCTAssertFalse(repaired.findings.isEmpty)
+        XCTAssertEqual(ToneCheck.repair("See you soon.", tone: .casual).findings, [])
         // Only formal and casual have lexical repairs.
-        XCTAssertEqual(ToneCheck.repair("We do not know.", tone: .empathetic).text, "We do not know.")
+        XCTAssertEqual(ToneCheck.repair("We do not know.", tone: .empathetic).value, "We do not know.")
     }
 
     func testRepairedFormalAndCasualSeparateInFormality() {
-        let formal = ToneCheck.repair("We're sorry it's late; we don't have the parts yet.", tone: .formal).text
-        let casual = ToneCheck.repair("We are sorry it is late; we do not have the parts yet.", tone: .casual).text
+        let formal = ToneCheck.repair("We're sorry it's late; we don't have the parts yet.", tone: .formal).value
+        let casual = ToneCheck.repair("We are sorry it is late; we do not have the parts yet.", tone: .casual).value
         XCTAssertNotEqual(formal, casual)
         XCTAssertGreaterThan(Formality.score(formal), Formality.score(casual))
     }
 
     func testSeverityWeighsMissingFactsAboveTone() {
-        let tone = [VerificationIssue(.toneMismatch, "x")]
-        let facts = [VerificationIssue(.factMissing, "y")]
+        let tone = [Finding(.toneMismatch, .tone(.diplomatic, [.noHedge]))]
+        let facts = [Finding(.factMissing, .factsMissing(["£1,150"]))]
         XCTAssertLessThan(RewriteVerifier.severity(tone, missingFacts: 0), RewriteVerifier.severity(facts, missingFacts: 1))
     }
 }

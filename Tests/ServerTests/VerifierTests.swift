@@ -149,8 +149,8 @@ final class VerifierTests: XCTestCase {
         let items = ["Urban bees need fewer treatments than expected.", "Urban bees need fewer treatments than expected.",
                      "urban bees need fewer treatments than expected!", "Transcript: 1", "The Local Loop", "Llama-server",
                      "Test mite counts every two weeks after winter."]
-        let (kept, issues) = ListVerifier.repair(items, field: .init("keyTakeaways", .sentence, minItems: 1), labels: ["keyTakeaways"],
-                                                 names: ["the local loop"])
+        let r = ListItemRules.repair(items, field: .init("keyTakeaways", .sentence, minItems: 1), labels: ["keyTakeaways"], names: ["the local loop"])
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept, ["Urban bees need fewer treatments than expected.", "Test mite counts every two weeks after winter."])
         XCTAssertEqual(issues.map(\.code), [.duplicateItem, .duplicateItem, .labelItem, .nameOnlyItem, .nameOnlyItem])
         XCTAssertTrue(issues.allSatisfy { $0.repaired == true })
@@ -158,25 +158,26 @@ final class VerifierTests: XCTestCase {
     }
 
     func testNearDuplicatesByContentWords() {
-        let (kept, issues) = ListVerifier.repair(["Local models on laptops", "local model on a laptop", "Privacy of transcripts"],
-                                                 field: .init("mainTopics", .phrase, minItems: 1), labels: [], names: [])
+        let r = ListItemRules.repair(["Local models on laptops", "local model on a laptop", "Privacy of transcripts"],
+                                     field: .init("mainTopics", .phrase, minItems: 1), labels: [], names: [])
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept, ["Local models on laptops", "Privacy of transcripts"])
         XCTAssertEqual(issues.map(\.code), [.duplicateItem])
     }
 
     func testListNeverGoesBelowItsMinimumAndSaysSo() {
-        let (kept, issues) = ListVerifier.repair(["Ben, Ben, Ben!", "Bees", "Bees"], field: .init("mainTopics", .phrase, minItems: 3),
-                                                 labels: [], names: [])
+        let r = ListItemRules.repair(["Ben, Ben, Ben!", "Bees", "Bees"], field: .init("mainTopics", .phrase, minItems: 3), labels: [], names: [])
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept.count, 3)
         XCTAssertTrue(issues.contains { $0.repaired == nil }, "items kept to meet the minimum are reported as not repaired")
     }
 
     func testTargetAudienceMustDescribePeople() {
-        let names = ListVerifier.names(in: "Welcome to The Local Loop. I'm Maya from Fernhill Labs.", speakers: ["Maya"])
-        XCTAssertNotNil(ListVerifier.audienceProblem("Fernhill Labs", names: names))
-        XCTAssertNotNil(ListVerifier.audienceProblem("Maya", names: names))
-        XCTAssertNil(ListVerifier.audienceProblem("Developers curious about running models locally", names: names))
-        XCTAssertNil(ListVerifier.audienceProblem("Fans of Fernhill Labs products and local software", names: names))
+        let names = ListItemRules.names(in: "Welcome to The Local Loop. I'm Maya from Fernhill Labs.", speakers: ["Maya"])
+        XCTAssertNotNil(ListItemRules.audienceProblem("Fernhill Labs", names: names))
+        XCTAssertNotNil(ListItemRules.audienceProblem("Maya", names: names))
+        XCTAssertNil(ListItemRules.audienceProblem("Developers curious about running models locally", names: names))
+        XCTAssertNil(ListItemRules.audienceProblem("Fans of Fernhill Labs products and local software", names: names))
     }
 
     // MARK: Retrieval word forms
@@ -194,7 +195,7 @@ final class VerifierTests: XCTestCase {
         let attempts = Attempts(verify: true, maxAttempts: 3)
         var made: [Int] = []
         let (value, verification) = try await attempts.run(progress: .none, { n in made.append(n); return n }, check: { n in
-            n < 2 ? [VerificationIssue(.refusal, "attempt \(n) refused")] : []
+            n < 2 ? [Finding(.refusal, .refusal("as an ai"))] : []
         })
         XCTAssertEqual(value, 2)
         XCTAssertEqual(made, [1, 2])
@@ -203,7 +204,7 @@ final class VerifierTests: XCTestCase {
 
     func testAttemptsReturnTheFewestIssuesWhenNonePass() async throws {
         let (value, verification) = try await Attempts(verify: true, maxAttempts: 3).run(progress: .none, { n in n }, check: { n in
-            Array(repeating: VerificationIssue(.factMissing, "missing"), count: n == 2 ? 1 : 2)
+            Array(repeating: Finding(.factMissing, .factsMissing(["£1,150"])), count: n == 2 ? 1 : 2)
         })
         XCTAssertEqual(value, 2)
         XCTAssertEqual(verification.attempts, 3)
@@ -214,7 +215,7 @@ final class VerifierTests: XCTestCase {
     func testVerifyFalseReportsButNeverRetries() async throws {
         var made = 0
         let (_, verification) = try await Attempts(verify: false, maxAttempts: 5).run(progress: .none, { _ in made += 1 }, check: { _ in
-            [VerificationIssue(.unchanged, "unchanged")]
+            [Finding(.unchanged, .unchanged(revision: false))]
         })
         XCTAssertEqual(made, 1)
         XCTAssertEqual(verification.attempts, 1)
@@ -224,7 +225,7 @@ final class VerifierTests: XCTestCase {
     func testRepairedIssuesDoNotCauseRetries() async throws {
         var made = 0
         let (_, verification) = try await Attempts(verify: true, maxAttempts: 3).run(progress: .none, { _ in made += 1 }, check: { _ in
-            [VerificationIssue(.unsupportedCitation, "replaced", repaired: true)]
+            [Finding(.unsupportedCitation, .weakCitations([1]), path: "citations", action: .removed)]
         })
         XCTAssertEqual(made, 1)
         XCTAssertTrue(verification.passed)
@@ -260,10 +261,10 @@ extension VerifierTests {
     }
 
     func testSeverityCountsEachMissingFact() {
-        let one = [VerificationIssue(.factMissing, "x")]
+        let one = [Finding(.factMissing, .factsMissing(["£1,150"]))]
         XCTAssertLessThan(RewriteVerifier.severity(one, missingFacts: 1), RewriteVerifier.severity(one, missingFacts: 4))
-        XCTAssertEqual(RewriteVerifier.severity([VerificationIssue(.refusal, "x"), VerificationIssue(.unsupportedCitation, "y", repaired: true)],
-                                                missingFacts: 0), 3)
+        XCTAssertEqual(RewriteVerifier.severity([Finding(.refusal, .refusal("as an ai")),
+                                                 Finding(.unsupportedCitation, .weakCitations([1]), path: "citations", action: .removed)], missingFacts: 0), 3)
     }
 
     func testCommonWordsOpeningASentenceAreNotNames() {
@@ -323,11 +324,51 @@ extension VerifierTests {
 
 extension VerifierTests {
     func testListItemsLoseEnumeratorsAndTranscriptLinesAndPlaceholdersGo() {
-        let (kept, issues) = ListVerifier.repair(
+        let r = ListItemRules.repair(
             ["1. Vets see about 350 appointments a week.", "2) A new X-ray machine cost £48,000.",
              "Sam: Thanks for making time, Fiona.", "A guide to smartphones, by [Your Name]"],
             field: .init("keyTakeaways", .sentence, minItems: 1), labels: [], names: ["sam", "fiona"])
+        let (kept, issues) = (r.value, r.issues)
         XCTAssertEqual(kept, ["Vets see about 350 appointments a week.", "A new X-ray machine cost £48,000."])
         XCTAssertEqual(issues.map(\.code), [.labelItem, .labelItem])
+    }
+}
+
+extension VerifierTests {
+    func testReportModeFindsWhatRepairFindsAndChangesNothing() {
+        let repaired = AnswerVerifier.check(question: "How often do they test mite counts?", answer: "They test mite counts every two weeks.",
+                                            cited: [1], shown: segments, instructions: [])
+        let reported = AnswerVerifier.check(question: "How often do they test mite counts?", answer: "They test mite counts every two weeks.",
+                                            cited: [1], shown: segments, instructions: [], mode: .report)
+        XCTAssertEqual(reported.citations, [1], "as cited")
+        XCTAssertEqual(reported.findings.map(\.subject), repaired.findings.map(\.subject))
+        XCTAssertTrue(reported.issues.allSatisfy { $0.repaired == nil && !$0.message.hasSuffix(": removed") && !$0.message.hasSuffix(": added") },
+                      "\(reported.issues)")
+        XCTAssertTrue(reported.blocking)
+        XCTAssertEqual(reported.answerPassed, repaired.answerPassed, "the answer itself passed either way")
+        // Proposing (compare, highlights with verify: false): what would go is said, nothing goes.
+        let items = ["Bees need care.", "Bees need care.", "Transcript: 1"]
+        let proposed = ListItemRules.repair(items, field: .init("themes", .phrase, minItems: 1), labels: [], names: [], mode: .propose)
+        XCTAssertEqual(proposed.value, items)
+        XCTAssertEqual(proposed.issues.map(\.message), ["\"Bees need care.\" repeats an earlier item: removed",
+                                                        "\"Transcript: 1\" is a prompt label or a repeated word, not content: removed"])
+        XCTAssertTrue(proposed.issues.allSatisfy { $0.repaired == nil })
+        XCTAssertEqual(Verification(checked: proposed.findings), Verification(passed: false, attempts: 1, issues: proposed.issues))
+        let done = ListItemRules.repair(items, field: .init("themes", .phrase, minItems: 1), labels: [], names: [])
+        XCTAssertEqual(done.value, ["Bees need care."])
+        XCTAssertEqual(Verification(checked: done.findings), Verification(passed: true, attempts: 1, issues: done.issues, fallback: .repaired))
+    }
+
+    func testARewriteIsRepairedOnlyWhenRepairing() {
+        let original = "The rent of £1,150 is due on 3 March."
+        let input = RewriteVerifier.Input(original: original, rewrite: "Dear Sarah, the rent of £1,200 is due on 3 March.", instructions: [], language: "en")
+        let repaired = RewriteVerifier.verify(input, mode: .repair)
+        XCTAssertEqual(repaired.value, "Hello, the rent of £1,150 is due on 3 March.")
+        XCTAssertEqual(repaired.issues.map(\.message), ["the output changed \"£1,150\" to \"£1,200\": restored",
+                                                        "the output greets \"Sarah\", a name not in the selection: dropped"])
+        let reported = RewriteVerifier.verify(input, mode: .report)
+        XCTAssertEqual(reported.value, input.rewrite)
+        XCTAssertEqual(reported.findings.map(\.code), [.factMissing, .unsupportedFact], "the checks report what the repairs would mend")
+        XCTAssertTrue(reported.findings.allSatisfy(\.isOpen))
     }
 }

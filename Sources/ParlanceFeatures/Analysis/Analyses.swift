@@ -7,7 +7,7 @@ import ParlanceProtocol
 
 extension AnalysisJob {
     /// Names in this job's transcript, for the list checks.
-    var names: Set<String> { ListVerifier.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
+    var names: Set<String> { ListItemRules.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
 
     /// The transcript, for the checks that items are supported by it.
     var source: SourceSupport { SourceSupport(segments: input.transcript.segments) }
@@ -15,9 +15,9 @@ extension AnalysisJob {
     /// One schema-guided call, checked by `check`; while a list still lacks good items or a
     /// scalar fails, another attempt (another seed, the task with a stricter line) tops it up.
     func generateVerified(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
-                          expectedChars: Int = 500, check: ListCheck) async throws -> (content: JSONObject, usage: Usage, verification: Verification) {
+                          expectedChars: Int = 500, check: AnalysisVerifier) async throws -> (content: JSONObject, usage: Usage, verification: Verification) {
         // Attempts are merged, not ranked: a later attempt only tops up what the first left short.
-        var merged: (content: JSONObject, issues: [VerificationIssue])?
+        var merged: Repaired<JSONObject>?
         var usage = Usage.zero
         let (best, verification) = try await attempts.run(progress: ctx.progress, { attempt in
             let t = attempt == 1 ? task : task + " " + AnalysisJob.stricter
@@ -27,19 +27,19 @@ extension AnalysisJob {
                                          expectedChars: expectedChars, attempt: attempt)
             usage = usage + out.usage
             let content = out.json?.objectValue ?? JSONObject()
-            let next: (content: JSONObject, issues: [VerificationIssue]) = merged.map { check.topUp($0.content, issues: $0.issues, from: content) } ?? check.apply(content, repair: attempts.verify)
+            let next = merged.map { check.topUp($0, from: content) } ?? check.apply(content, mode: attempts.mode)
             merged = next
             return next
-        }, check: { $0.issues })
+        }, check: { $0.findings })
         var v = verification
         if v.passed, v.issues.contains(where: { $0.repaired == true }) { v.fallback = .repaired }
-        return (best.content, usage, v)
+        return (best.value, usage, v)
     }
 
     /// The shape most analyses have: the body (the whole transcript, or its part summaries
     /// when it does not fit), then one verified call; progress within `whole`, or within
     /// `condensed` after condensing (announced by `reducing`, when given).
-    func verifiedAnalysis(task: String, schema: JSONValue, maxTokens: Int, expectedChars: Int, check: ListCheck,
+    func verifiedAnalysis(task: String, schema: JSONValue, maxTokens: Int, expectedChars: Int, check: AnalysisVerifier,
                           whole: ClosedRange<Int> = 5...99, condensed: ClosedRange<Int> = 85...99,
                           reducing: ((Int) -> String)? = nil) async throws -> AnalysisOutput {
         let (body, chunks, usage) = try await body(output: maxTokens)
@@ -63,7 +63,7 @@ public enum Analyses {
 
     public static func tags(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeTags.Result {
         try await AnalysisJob.run(AnalyzeTags.self, p, maxTokens: 300, ctx: ctx) { job in
-            let check = ListCheck(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
+            let check = AnalysisVerifier(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
                                   labels: AnalyzeTags.Result.generatedFields, names: [])
             return try await job.verifiedAnalysis(task: tagsTask, schema: AnalyzeTags.Result.generationSchema, maxTokens: 300,
                                                   expectedChars: 250, check: check)
@@ -78,7 +78,7 @@ public enum Analyses {
 
     public static func content(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeContent.Result {
         try await AnalysisJob.run(AnalyzeContent.self, p, maxTokens: 200, ctx: ctx) { job in
-            let check = ListCheck(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
+            let check = AnalysisVerifier(fields: [], proseKeys: ["notes"], labels: AnalyzeContent.Result.generatedFields, names: [])
             return try await job.verifiedAnalysis(task: contentTask, schema: AnalyzeContent.Result.generationSchema, maxTokens: 200,
                                                   expectedChars: 250, check: check)
         }

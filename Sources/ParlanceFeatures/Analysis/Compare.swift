@@ -122,15 +122,13 @@ public enum Compare {
     /// removed), one insight per title, every title once in the order.
     static func verified(_ draft: JSONValue, titles: [String], verify: Bool) -> JSONObject {
         var content = JSONObject()
-        let (themes, found) = ListVerifier.repair(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                                                   field: .init("commonThemes", .phrase, minItems: 1),
-                                                   labels: ["commonThemes", "evolution", "uniqueInsights", "recommendedOrder", "narrative"] + titles, names: [])
-        let given = draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let issues = verify ? found : found.map { i -> VerificationIssue in var r = i; r.repaired = nil; return r }
-        content["commonThemes"] = .array((verify ? themes : given).map { .string($0) })
-        let passed = !issues.contains { $0.repaired != true }
-        content["verification"] = try? JSONValue(encoding: Verification(passed: passed, attempts: 1, issues: issues,
-                                                                         fallback: passed && !issues.isEmpty ? .repaired : nil))
+        // verify: false: what the item rules find is proposed, not done.
+        let themes = ListItemRules.repair(draft["commonThemes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                          field: .init("commonThemes", .phrase, minItems: 1),
+                                          labels: ["commonThemes", "evolution", "uniqueInsights", "recommendedOrder", "narrative"] + titles, names: [],
+                                          mode: verify ? .repair : .propose)
+        content["commonThemes"] = .array(themes.value.map { .string($0) })
+        content["verification"] = try? JSONValue(encoding: Verification(checked: themes.findings))
         content["evolution"] = draft["evolution"] ?? ""
         content["uniqueInsights"] = .array(titles.map { t in
             ["document": .string(t), "insight": draft["uniqueInsights"]?[t] ?? ""]

@@ -93,31 +93,27 @@ public enum Highlights {
     /// one are dropped (moments and quotes are grounded by construction: the grammar
     /// admits only ids of real segments).
     static func verify(_ merged: JSONObject, names: Set<String>, repair: Bool) -> (JSONObject, Verification) {
-        let original = merged
+        // verify: false: what the checks find is proposed, not done.
+        let mode: VerifyMode = repair ? .repair : .propose
         var o = merged
-        let (actions, issues) = ListVerifier.repair(o["actionItems"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                                                    field: .init("actionItems", .sentence, minItems: 0),
-                                                    labels: ["keyMoments", "quotes", "actionItems", "title", "segmentId"], names: names)
-        o["actionItems"] = .array(actions.map { .string($0) })
-        var all = issues
+        let actions = ListItemRules.repair(o["actionItems"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                           field: .init("actionItems", .sentence, minItems: 0),
+                                           labels: ["keyMoments", "quotes", "actionItems", "title", "segmentId"], names: names, mode: mode)
+        if repair { o["actionItems"] = .array(actions.value.map { .string($0) }) }
+        var all = actions.findings
         var titles: [String] = []
         var moments: [JSONValue] = []
         for (i, m) in (o["keyMoments"]?.arrayValue ?? []).enumerated() {
             let title = m["title"]?.stringValue ?? ""
-            if moments.count >= 1, let code = ListVerifier.problem(title, kind: .phrase, before: titles, labels: ["keyMoments", "title"], names: []) {
-                all.append(VerificationIssue(code, ListVerifier.describe(code, title) + ": moment removed", path: "keyMoments[\(i)]", repaired: true))
+            if moments.count >= 1, let code = ListItemRules.problem(title, kind: .phrase, before: titles, labels: ["keyMoments", "title"], names: []) {
+                all.append(Finding(code, .keyMoment(title), path: "keyMoments[\(i)]").acted(.removed, mode))
                 continue
             }
             titles.append(title)
             moments.append(m)
         }
-        o["keyMoments"] = .array(moments)
-        guard repair else {
-            // verify: false: reported, not acted on.
-            let open = all.map { i -> VerificationIssue in var r = i; r.repaired = nil; return r }
-            return (original, Verification(passed: open.isEmpty, attempts: 1, issues: open))
-        }
-        return (o, Verification(passed: true, attempts: 1, issues: all, fallback: all.isEmpty ? nil : .repaired))
+        if repair { o["keyMoments"] = .array(moments) }
+        return (o, Verification(checked: all))
     }
 
     /// At most `n` items, evenly spread over the list.

@@ -18,7 +18,7 @@ public enum Summaries {
     public static func summarize(_ p: Summarize.Params, _ ctx: RequestContext) async throws -> Summarize.Result {
         let maxTokens = p.maxTokens ?? 400
         return try await AnalysisJob.run(Summarize.self, p, maxTokens: maxTokens, ctx: ctx) { job in
-            let check = ListCheck(fields: [.init("mainTopics", .phrase, minItems: 3), .init("keyTakeaways", .sentence, minItems: 3)],
+            let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: 3), .init("keyTakeaways", .sentence, minItems: 3)],
                                   audienceKey: "targetAudience", proseKeys: ["summary"], labels: Summarize.Result.generatedFields, names: job.names,
                                   source: job.source, instructions: [task, AnalysisJob.stricter], topicsKey: "mainTopics",
                                   language: job.input.language.language)

@@ -36,7 +36,7 @@ public enum WorthIt {
         let comments = (p.comments ?? []).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let hasComments = comments.contains { !$0.isEmpty }
         return try await AnalysisJob.run(AnalyzeWorthIt.self, p, maxTokens: transcriptTokens, ctx: ctx) { job in
-            let check = ListCheck(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
+            let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
                                   proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
                                   names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter],
                                   language: job.input.language.language)

@@ -120,15 +120,6 @@ public enum Ask {
         return Array(replies.prefix(1))
     }
 
-    static func describe(_ t: Answerability.AnswerType) -> String {
-        switch t {
-        case .amount: "an amount"
-        case .quantity: "a number"
-        case .time: "a date or time"
-        case .name: "a name"
-        }
-    }
-
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).
     static func quote(_ s: Segment) -> String {
         var about: [String] = []

@@ -15,14 +15,15 @@ extension Ask {
         let d = best.out.json ?? [:]
         let modelAnswer = d["answer"]?.stringValue ?? ""
         let saysNotFound = best.verdict.saysNotFound
-        let answerability = features(evidence, coverage: shown.coverage, passed: checked.passed, saysNotFound: saysNotFound,
-                                     support: saysNotFound ? 0 : Answerability.support(answer: modelAnswer, question: turn.question, segments: shown.segments))
+        let answerability = features(evidence, coverage: shown.coverage, passed: best.verdict.answerPassed, saysNotFound: saysNotFound,
+                                     support: saysNotFound ? 0 : Answerability.answerTermsFound(answer: modelAnswer, question: turn.question,
+                                                                                                 segments: shown.segments))
         // verify: false: the model's own citations (of segments it was shown), as before the checks.
         let cited = verify ? best.verdict.citations.compactMap { input.segment($0) }
             : (d["citations"]?.arrayValue ?? []).compactMap { $0.intValue }.filter(Set(shown.ids).contains).compactMap { input.segment($0) }
         var decision = Decision(outcome: saysNotFound ? .notFound : .answered, answer: modelAnswer,
                                 citations: cited.reduce(into: []) { if !$0.contains($1) { $0.append($1) } },
-                                verification: verify ? checked : reported(checked), answerability: answerability)
+                                verification: checked, answerability: answerability)
         let answers = answerability.probability >= Answerability.threshold
         if verify, !answers, !saysNotFound || !checked.passed {
             decision = unanswerable(decision, evidence: evidence, input: input, ctx: ctx)
@@ -47,27 +48,14 @@ extension Ask {
         return decision
     }
 
-    /// verify: false: what the checks found, none of it acted on.
-    static func reported(_ v: Verification) -> Verification {
-        let open = v.issues.map { i -> VerificationIssue in
-            var r = i
-            r.repaired = nil
-            r.message = r.message.replacingOccurrences(of: ": removed", with: "").replacingOccurrences(of: ": added", with: "")
-            return r
-        }
-        return Verification(passed: open.isEmpty, attempts: v.attempts, issues: open)
-    }
-
     /// The evidence says the document does not give what is asked: whatever the model
     /// answered (an unrelated quote, a near miss, an invented figure) is not an answer.
     static func unanswerable(_ d: Decision, evidence: Answerability.Evidence, input: AnalysisInput, ctx: RequestContext) -> Decision {
         let failed = d.verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
-        let why = evidence.expects.map { "no segment shown gives \(Ask.describe($0)) next to the question's subject" }
-            ?? "the segments shown do not hold the question's subject"
         let answer = Retrieval.notFound(input.language.language)
         let verification = Verification(passed: true, attempts: d.verification.attempts,
-                                        issues: failed + [VerificationIssue(.notAnswered, "\(why) (answerability \(d.answerability.probability)): not found",
-                                                                            path: "answer", repaired: true)],
+                                        issues: failed + [Finding(.notAnswered, .notInDocument(expects: evidence.expects, answerability: d.answerability.probability),
+                                                                  path: "answer", action: .replaced(by: .notFound)).issue],
                                         fallback: .notFound)
         ctx.progress(.init(kind: .report, message: "the document does not answer the question", phase: .verifying, delta: answer,
                            attempt: verification.attempts, restart: true))

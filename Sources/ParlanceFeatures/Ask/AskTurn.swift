@@ -46,7 +46,7 @@ extension Ask {
     struct Attempted {
         var out: Generated
         var user: String
-        var verdict: AnswerVerifier.Verdict
+        var verdict: Repaired<AnswerVerifier.Verdict>
         var attempt: Int
     }
 
@@ -217,9 +217,10 @@ extension Ask {
             usage = usage + out.usage
             let d = out.json ?? [:]
             let verdict = AnswerVerifier.check(question: turn.question, answer: d["answer"]?.stringValue ?? "",
-                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions)
+                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions,
+                                               mode: attempts.mode)
             return Attempted(out: out, user: user, verdict: verdict, attempt: attempt)
-        }, check: { $0.verdict.issues })
+        }, check: { $0.verdict.findings })
         return (best, checked, usage)
     }
 }

@@ -53,13 +53,7 @@ public enum Compose {
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 
-        // The shared prefix, once: every variation then starts from a copy of it.
-        var prefixUsage = Usage.zero
-        if shared > 0 {
-            let out = try await Generation.run(engine, prompt: prompts[0].prefix(shared), options: ResolvedOptions(nil, defaultMaxTokens: 0),
-                                               progress: ctx.progress, part: "prefix")
-            prefixUsage = out.usage
-        }
+        let prefixUsage = try await evaluatePrefix(prompts, shared: shared, engine: engine, progress: ctx.progress)
         let prefixDone = ContinuousClock.now
 
         let store = ctx.services.composeHistory
@@ -103,18 +97,33 @@ public enum Compose {
         let stored = await store.save(entry, persist: !(p.ephemeral ?? false))
         for r in results { await store.remember(r.2, model: engine.name, for: r.1.id) }
 
-        let firstVariationMs = variations.map(\.usage.firstTokenMs).filter { $0 > 0 }.min() ?? 0
-        let usage = Usage(
-            promptTokens: prefixUsage.promptTokens + variations.reduce(0) { $0 + $1.usage.promptTokens },
-            cachedPromptTokens: prefixUsage.cachedPromptTokens + variations.reduce(0) { $0 + $1.usage.cachedPromptTokens },
-            generatedTokens: variations.reduce(0) { $0 + $1.usage.generatedTokens },
-            firstTokenMs: round1(milliseconds(prefixDone - started) + firstVariationMs),
-            totalMs: round1(milliseconds(ContinuousClock.now - started)),
-            draftTokens: variations.reduce(nil) { Usage.sum($0, $1.usage.draftTokens) },
-            acceptedDraftTokens: variations.reduce(nil) { Usage.sum($0, $1.usage.acceptedDraftTokens) })
+        let usage = total(prefix: prefixUsage, variations: variations, prefixMs: milliseconds(prefixDone - started),
+                          totalMs: milliseconds(ContinuousClock.now - started))
         return .init(id: entryId, analysis: analysis, variations: variations, audience: audience, language: language.language,
                      fallbackFrom: language.fallbackFrom, stored: stored, sharedPrefixTokens: shared, usage: usage,
                      provenance: baseOptions.provenance(engine))
+    }
+
+    /// The shared prefix evaluated once (a prompt-only request): every variation then
+    /// starts from a copy of it.
+    static func evaluatePrefix(_ prompts: [ModelPrompt], shared: Int, engine: any LanguageModel, progress: ProgressReporter) async throws -> Usage {
+        guard shared > 0 else { return .zero }
+        return try await Generation.run(engine, prompt: prompts[0].prefix(shared), options: ResolvedOptions(nil, defaultMaxTokens: 0),
+                                        progress: progress, part: "prefix").usage
+    }
+
+    /// The usage of a whole compose/variations: the prefix's and every variation's tokens; the
+    /// first token when the prefix was done and the first variation's first token came.
+    static func total(prefix: Usage, variations: [ComposeVariation], prefixMs: Double, totalMs: Double) -> Usage {
+        let firstVariationMs = variations.map(\.usage.firstTokenMs).filter { $0 > 0 }.min() ?? 0
+        return Usage(
+            promptTokens: prefix.promptTokens + variations.reduce(0) { $0 + $1.usage.promptTokens },
+            cachedPromptTokens: prefix.cachedPromptTokens + variations.reduce(0) { $0 + $1.usage.cachedPromptTokens },
+            generatedTokens: variations.reduce(0) { $0 + $1.usage.generatedTokens },
+            firstTokenMs: round1(prefixMs + firstVariationMs),
+            totalMs: round1(totalMs),
+            draftTokens: variations.reduce(nil) { Usage.sum($0, $1.usage.draftTokens) },
+            acceptedDraftTokens: variations.reduce(nil) { Usage.sum($0, $1.usage.acceptedDraftTokens) })
     }
 
     /// Claims, in arrival order, the variation refined (as it is now), its KV history and
@@ -180,11 +189,7 @@ public enum Compose {
         let engine = try await ctx.engine()
         let prompts = self.prompts(selection: selection, tones: [.formal, .casual], audience: audience, instructions: p.instructions,
                                    languageName: Languages.name(language.language), engine: engine)
-        let shared = commonPrefix(prompts)
-        guard shared > 0 else { return .zero }
-        let out = try await Generation.run(engine, prompt: prompts[0].prefix(shared), options: ResolvedOptions(nil, defaultMaxTokens: 0),
-                                           progress: .none, part: "prefix")
-        return out.usage
+        return try await evaluatePrefix(prompts, shared: commonPrefix(prompts), engine: engine, progress: .none)
     }
 
     // MARK: Steps
@@ -247,171 +252,6 @@ public enum Compose {
         return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), "text too long: " + detail,
                              data: ["error": "exceededContextWindowSize", "promptTokens": .int(promptTokens), "maxTokens": .int(maxTokens),
                                     "contextSize": .int(context), "detail": .string(detail)])
-    }
-
-    /// One attempt at a variation: the model's output and the text kept from it (cleaned,
-    /// and with verification on, repaired), with what the checks found.
-    struct Attempt: Sendable {
-        var out: Generated
-        var seed: UInt32
-        var attempt: Int
-        var text: String
-        var issues: [VerificationIssue]
-        var repaired: Bool
-        var missingFacts: Int
-        /// Generated under the facts grammar.
-        var constrained: Bool
-        /// Generated with the stronger tone line.
-        var toneRetried: Bool
-    }
-
-    /// One variation: generated, repaired where that is safe (`FactRepair`, `ToneCheck`),
-    /// checked against the selection (`RewriteVerifier`), and only while it still fails,
-    /// generated again with another seed and a stricter tail: a stronger tone line when the
-    /// tone was off; and when facts are still missing, on the last attempt (or as soon as
-    /// they are all that is wrong) under a grammar that writes every fact verbatim
-    /// (`FactGrammar`, local models). `prompt(n, toneHint, examples)` is attempt n's prompt;
-    /// once an attempt has copied the worked examples (the small model takes a request whose
-    /// frame is the example's own for a repeat of it), later ones are asked without them. Returns
-    /// the variation (usage summed over its attempts) and the tokens of the attempt kept,
-    /// for refinements (none when its text was repaired: the tokens no longer say it).
-    static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
-                        attempts: Attempts, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext, previous: String? = nil,
-                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int, String?, Bool) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
-        var usage = Usage.zero
-        let facts = Facts.extract(original)
-        // A refinement may change the tone on purpose: only variations are held to theirs.
-        let checkedTone = previous == nil ? tone : nil
-        let units = FactGrammar.units(original)
-        let grammars = attempts.verify && attempts.maxAttempts > 1 && engine.acceptsGrammar
-        var last: Attempt?
-        var examples = true
-        func judge(_ out: Generated, seed: UInt32, attempt: Int, constrained: Bool, toneRetried: Bool) -> Attempt {
-            let cleaned = ComposePrompt.clean(out.text)
-            let (text, repairs) = attempts.verify ? repair(cleaned, original: original, tone: checkedTone) : (cleaned, [])
-            let issues = RewriteVerifier.check(.init(original: original, rewrite: text, instructions: instructions, language: language,
-                                                     lengthBounds: lengthBounds, previous: previous, examples: ComposePrompt.exampleTexts,
-                                                     tone: checkedTone)) + repairs
-            if !Facts.borrowed(from: ComposePrompt.exampleTexts, in: text, original: original).isEmpty { examples = false }
-            let a = Attempt(out: out, seed: seed, attempt: attempt, text: text, issues: issues, repaired: text != cleaned,
-                            missingFacts: Facts.missing(facts, in: text).count, constrained: constrained, toneRetried: toneRetried)
-            last = a
-            return a
-        }
-        let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
-            var o = options
-            o.seed = Attempts.seed(options.seed, attempt: attempt)
-            // Later attempts sample cooler: a small model copies facts more faithfully.
-            if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, 0.2) }
-            let open = last?.issues.filter { $0.repaired != true } ?? []
-            let toneOff = open.contains { $0.code == .toneMismatch }
-            let toneHint = toneOff ? ToneCheck.instruction(tone, failures: []) : nil
-            // Facts still missing after repair are forced by a grammar as soon as nothing worse
-            // is wrong (or on the last attempt); a tone with a marker phrase opens with one.
-            let severe = open.contains { $0.code != .factMissing && $0.code != .toneMismatch }
-            let required = last.map { FactGrammar.missing(units, in: $0.text) } ?? []
-            let forceFacts = grammars && attempt > 1 && !required.isEmpty && (attempt == attempts.maxAttempts || !severe)
-            let openers = grammars && attempt > 1 && toneOff && checkedTone != nil ? FactGrammar.openers(for: tone) : []
-            let grammar = forceFacts || !openers.isEmpty
-                ? FactGrammar.gbnf(selection: original, units: forceFacts ? required : [], openers: openers) : nil
-            let constrained = grammar != nil
-            let out: Generated
-            do {
-                out = try await Generation.run(engine, prompt: prompt(attempt, toneHint, examples), grammar: constrained ? grammar : nil, options: o,
-                                               progress: ctx.progress, part: id)
-            } catch let e as EngineError where constrained {
-                // The grammar did not build or led to a dead end: this attempt is a free one.
-                if case .cancelled = e { throw e }
-                let free = try await Generation.run(engine, prompt: prompt(attempt, toneHint, examples), options: o, progress: ctx.progress, part: id)
-                usage = usage + free.usage
-                return judge(free, seed: o.seed, attempt: attempt, constrained: false, toneRetried: toneHint != nil)
-            }
-            usage = usage + out.usage
-            return judge(out, seed: o.seed, attempt: attempt, constrained: constrained, toneRetried: toneHint != nil)
-        }, check: { $0.issues }, rank: { attempt, issues in
-            RewriteVerifier.severity(issues, missingFacts: attempt.missingFacts)
-        }, worthRetrying: { a, issues in
-            // After a grammar attempt nothing does better; a tone that a stronger line did not
-            // fix is reported rather than tried again.
-            // A tone that only a free retry could change (formal, casual: their lexical repairs
-            // are done; direct) is reported, not regenerated: a free retry costs a whole variation
-            // and has no better odds than the first. Empathetic and diplomatic get one retry,
-            // which opens with a marker phrase by grammar.
-            let open = issues.filter { $0.repaired != true }
-            if a.constrained { return false }
-            let toneOnly = open.allSatisfy { $0.code == .toneMismatch }
-            if toneOnly && (a.toneRetried || ![.empathetic, .diplomatic].contains(tone) || !grammars) { return false }
-            return true
-        })
-        var v = finish(id: id, tone: tone, audience: audience, raw: best.out, text: best.text, original: original, keyPoints: keyPoints, seed: best.seed,
-                       verification: verification)
-        if best.attempt != verification.attempts || best.repaired {
-            // An earlier attempt was better than the last one streamed, or the text was repaired: stream it again.
-            ctx.progress(.init(kind: .report, message: best.repaired ? "attempt \(best.attempt) repaired" : "attempt \(best.attempt) kept",
-                               phase: .verifying, delta: v.text, part: id, attempt: best.attempt, restart: true))
-        }
-        v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
-                        firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs,
-                        draftTokens: usage.draftTokens, acceptedDraftTokens: usage.acceptedDraftTokens)
-        return (v, best.repaired ? [] : best.out.prompt.tokens + best.out.tokens)
-    }
-
-    /// The deterministic repairs, in order: facts changed in place put back, an invented name
-    /// in the greeting dropped, then the tone's lexical repair (kept only when it loses no fact). Each repair is an issue with
-    /// `repaired: true`.
-    static func repair(_ text: String, original: String, tone: Tone?) -> (String, [VerificationIssue]) {
-        let (fixed, repairs) = FactRepair.repair(original: original, rewrite: text)
-        var out = fixed
-        var issues = FactRepair.issues(repairs)
-        // "Dear Sarah," to a reader the selection never names: the name goes.
-        if let (t, name) = FactRepair.dropInventedGreetingName(original: original, rewrite: out), TextChecks.isLanguage(t) {
-            out = t
-            issues.append(VerificationIssue(.unsupportedFact, "the output greets \"\(name)\", a name not in the selection: dropped", repaired: true))
-        }
-        if let tone {
-            let (toned, changes) = ToneCheck.repair(out, tone: tone)
-            let facts = Facts.extract(original)
-            if !changes.isEmpty, TextChecks.isLanguage(toned), Facts.missing(facts, in: toned).count <= Facts.missing(facts, in: out).count {
-                out = toned
-                issues.append(VerificationIssue(.toneMismatch, "\(tone.rawValue): " + changes.joined(separator: ", ") + ": repaired", repaired: true))
-            }
-        }
-        return (out, issues)
-    }
-
-    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, text: String, original: String, keyPoints: [String], seed: UInt32,
-                       verification: Verification) -> ComposeVariation {
-        let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
-        return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
-                                keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
-                                seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
-    }
-
-    /// A formal and a casual variation must not say the same thing the same way: when they
-    /// do, the casual one is contracted ("we are" → "we're") or, with nothing to contract,
-    /// greets the reader ("Hi! …"), and says so in its verification. Returns the ids changed.
-    @discardableResult
-    static func separateFormalAndCasual(_ results: inout [(Int, ComposeVariation, [Token])], original: String, keyPoints: [String]) -> [String] {
-        var changed: [String] = []
-        for i in results.indices where results[i].1.tone == .casual {
-            let casual = results[i].1
-            guard results.contains(where: { $0.1.tone == .formal && TextChecks.normalized($0.1.text) == TextChecks.normalized(casual.text) }) else { continue }
-            var text = ToneCheck.contract(casual.text).text
-            if TextChecks.normalized(text) == TextChecks.normalized(casual.text) {
-                text = text.hasPrefix("Dear ") ? "Hi " + text.dropFirst(5) : "Hi! " + text
-            }
-            var v = casual
-            let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
-            v.text = text
-            v.formalityScore = Formality.score(text)
-            v.keyPointsPreserved = kept
-            v.keyPointsMissing = missing
-            v.diff = WordDiff.diff(original, text)
-            v.verification?.issues.append(VerificationIssue(.toneMismatch, "casual: the same text as the formal variation; made casual (\"\(RewriteVerifier.clip(text, 40))\"): repaired", repaired: true))
-            results[i] = (results[i].0, v, [])
-            changed.append(v.id)
-        }
-        return changed
     }
 
     /// Tokens every prompt starts with (0 for a remote model: it has no tokens here).

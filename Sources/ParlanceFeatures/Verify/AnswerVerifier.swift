@@ -4,18 +4,18 @@ import ParlanceProtocol
 /// Judges one answer of ask/stream against the segments the model was shown: the answer
 /// must be language (not punctuation, a timestamp or a piece of the prompt), its figures
 /// and names must occur in those segments or the question, and every citation must
-/// support it. Citations are also repaired here: unsupported ones are dropped, and the
-/// segment that best supports the answer and the question (BM25 over the shown segments)
-/// is cited when the model did not cite it.
+/// support it. Citations are also repaired here (`VerifyMode.repair`): unsupported ones are
+/// dropped, and the segment that best supports the answer and the question (BM25 over the
+/// shown segments) is cited when the model did not cite it.
 public enum AnswerVerifier {
-    public struct Verdict: Sendable {
-        /// Blocking problems (the answer should be generated again) and repairs made.
-        public var issues: [VerificationIssue]
-        /// The citations to return, by segment id, in transcript order.
+    /// What the check says of an answer, beside its findings.
+    public struct Verdict: Sendable, Equatable {
+        /// The citations to return, by segment id, in transcript order (`.report`: as cited).
         public var citations: [Int]
         /// The model said the document does not answer the question.
         public var saysNotFound: Bool
-        public var blocking: Bool { issues.contains { $0.repaired != true } }
+        /// The answer itself passed (its citations aside, which are repaired or reported).
+        public var answerPassed: Bool
     }
 
     /// The segments shown for one answer and their BM25 index, built once per answer: every
@@ -29,44 +29,52 @@ public enum AnswerVerifier {
         }
     }
 
-    public static func check(question: String, answer: String, cited: [Int], shown: [Segment], instructions: [String]) -> Verdict {
-        check(question: question, answer: answer, cited: cited, passages: Passages(shown), instructions: instructions)
+    public static func check(question: String, answer: String, cited: [Int], shown: [Segment], instructions: [String],
+                             mode: VerifyMode = .repair) -> Repaired<Verdict> {
+        check(question: question, answer: answer, cited: cited, passages: Passages(shown), instructions: instructions, mode: mode)
     }
 
-    public static func check(question: String, answer: String, cited: [Int], passages: Passages, instructions: [String]) -> Verdict {
-        let shown = passages.segments
-        var issues: [VerificationIssue] = []
+    /// The answer checked and its citations repaired (`.repair`) or reported (`.report`).
+    public static func check(question: String, answer: String, cited: [Int], passages: Passages, instructions: [String],
+                             mode: VerifyMode = .repair) -> Repaired<Verdict> {
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
+        var findings = degenerate(question: question, answer: text, passages: passages, instructions: instructions)
+            .map { [Finding(.degenerate, $0, path: "answer")] } ?? []
+        // "Not mentioned" in clean words is an answer: the document does not say.
+        if findings.isEmpty, saysNotFound(text) { return Repaired(Verdict(citations: [], saysNotFound: true, answerPassed: true)) }
+        if findings.isEmpty, let type = AskStream.AnswerType.figure(askedBy: question), !type.isGiven(in: text) {
+            findings.append(Finding(.notAnswered, .notAnswered(type), path: "answer"))
+        }
+        let invented = Facts.unsupported(in: text, by: passages.segments.map { ($0.speaker ?? "") + " " + $0.text } + [question])
+        if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }
+        let answerPassed = findings.isEmpty
+        let citations = repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode)
+        return Repaired(Verdict(citations: citations.value, saysNotFound: false, answerPassed: answerPassed), findings: findings + citations.findings)
+    }
+
+    /// The first way the answer is degenerate (not language, the prompt's words, a
+    /// placeholder, a fragment, the question again, a copied unrelated segment), if any.
+    static func degenerate(question: String, answer text: String, passages: Passages, instructions: [String]) -> Finding.Subject? {
+        let shown = passages.segments
         // A one-word answer is fine when it is a word of the segments (a name for "who…?").
-        let oneWord = WordDiff.tokens(text).filter(\.isWord)
-        let wordFromSegments = oneWord.count == 1 && oneWord[0].text.count >= 2 && oneWord[0].text.allSatisfy(\.isLetter)
-            && shown.contains { s in WordDiff.tokens(s.text).contains { $0.text.lowercased() == oneWord[0].text.lowercased() } }
+        let oneWord = Lexicon.words(text)
+        let wordFromSegments = oneWord.count == 1 && oneWord[0].count >= 2 && oneWord[0].allSatisfy(\.isLetter)
+            && shown.contains { s in Lexicon.words(s.text).contains { $0.lowercased() == oneWord[0].lowercased() } }
         if !wordFromSegments, !TextChecks.isLanguage(text) {
-            issues.append(VerificationIssue(.degenerate, "the answer is not language: \"\(RewriteVerifier.clip(text))\"", path: "answer"))
+            return .answerNotLanguage(text)
         } else if let echo = TextChecks.echo(in: text, instructions: instructions, source: question + "\n" + shown.map(\.text).joined(separator: "\n")) {
-            issues.append(VerificationIssue(.degenerate, "the answer repeats the prompt's instructions (\"\(RewriteVerifier.clip(echo))\")", path: "answer"))
+            return .answerEchoesPrompt(echo)
         } else if let placeholder = TextChecks.placeholder(in: text, source: question + "\n" + shown.map(\.text).joined(separator: "\n")) {
-            issues.append(VerificationIssue(.degenerate, "the answer contains a placeholder (\(placeholder))", path: "answer"))
+            return .answerPlaceholder(placeholder)
         } else if let first = text.unicodeScalars.first, ",;:)]}".unicodeScalars.contains(first) {
-            issues.append(VerificationIssue(.degenerate, "the answer is a fragment (it starts with \"\(first)\")", path: "answer"))
+            return .answerFragment(String(first))
         } else if repeatsQuestion(text, question) {
-            issues.append(VerificationIssue(.degenerate, "the answer repeats the question", path: "answer"))
+            return .answerRepeatsQuestion
         } else if let copied = shown.first(where: { TextChecks.normalized($0.text) == TextChecks.normalized(text) }),
                   TextChecks.terms(copied.text).isDisjoint(with: TextChecks.terms(question)) {
-            issues.append(VerificationIssue(.degenerate, "the answer copies segment \(copied.id), which has nothing in common with the question", path: "answer"))
+            return .answerCopiesSegment(copied.id)
         }
-        // "Not mentioned" in clean words is an answer: the document does not say.
-        if issues.isEmpty, saysNotFound(text) { return Verdict(issues: [], citations: [], saysNotFound: true) }
-        if issues.isEmpty, let kind = QuestionKind.expected(question), !QuestionKind.answers(text, kind) {
-            issues.append(VerificationIssue(.notAnswered, "the question asks for \(kind.rawValue) and the answer gives none", path: "answer"))
-        }
-        let invented = Facts.unsupported(in: text, by: shown.map { ($0.speaker ?? "") + " " + $0.text } + [question])
-        if !invented.isEmpty {
-            issues.append(VerificationIssue(.unsupportedFact, "not in the segments shown: " + invented.map(\.text).joined(separator: ", "), path: "answer"))
-        }
-        let (citations, repairs) = repairCitations(question: question, answer: text, cited: cited, passages: passages)
-        issues += repairs
-        return Verdict(issues: issues, citations: citations, saysNotFound: false)
+        return nil
     }
 
     static func repeatsQuestion(_ answer: String, _ question: String) -> Bool {
@@ -75,7 +83,7 @@ public enum AnswerVerifier {
     }
 
     /// Segments ranked by how well they support the answer and the question together.
-    public static func support(question: String, answer: String, passages p: Passages) -> [(id: Int, score: Double)] {
+    public static func answerRanking(question: String, answer: String, passages p: Passages) -> [(id: Int, score: Double)] {
         // The answer counts twice: a citation supports what was said, not only what was asked.
         p.index.search(answer + " " + answer + " " + question, limit: p.segments.count).map { (p.segments[$0.index].id, $0.score) }
     }
@@ -105,12 +113,15 @@ public enum AnswerVerifier {
         return out
     }
 
-    static func repairCitations(question: String, answer: String, cited: [Int], passages: Passages) -> ([Int], [VerificationIssue]) {
+    /// The citations to return: the model's that share words with the question and the answer,
+    /// retrieval's best for the question and the answer's best support added before them
+    /// (`.repair`); as cited, with the same findings (`.report`).
+    static func repairCitations(question: String, answer: String, cited: [Int], passages: Passages, mode: VerifyMode) -> Repaired<[Int]> {
         let shown = passages.segments
         let questionTerms = TextChecks.terms(question)
         let answerTerms = TextChecks.terms(answer)
         let byQuestion = relevant(question: question, passages: passages).map(\.id)
-        let byAnswer = support(question: question, answer: answer, passages: passages)
+        let byAnswer = answerRanking(question: question, answer: answer, passages: passages)
         var kept: [Int] = []
         var dropped: [Int] = []
         // The model's citations stay when they share a word with the question and one with
@@ -124,11 +135,8 @@ public enum AnswerVerifier {
                 dropped.append(id)
             }
         }
-        var issues: [VerificationIssue] = []
-        if !dropped.isEmpty {
-            issues.append(VerificationIssue(.unsupportedCitation, "cited segment\(dropped.count == 1 ? "" : "s") \(dropped.map(String.init).joined(separator: ", ")) share\(dropped.count == 1 ? "s" : "") little with the question and the answer: removed",
-                                            path: "citations", repaired: true))
-        }
+        var findings: [Finding] = []
+        if !dropped.isEmpty { findings.append(Finding(.unsupportedCitation, .weakCitations(dropped), path: "citations").acted(.removed, mode)) }
         // Retrieval's best segments for the question lead; the segment that best supports
         // the answer and the question follows when it shares a word with the question.
         var leading = Array(byQuestion.prefix(2))
@@ -143,11 +151,8 @@ public enum AnswerVerifier {
         }
         let final = Array(kept.prefix(3))
         let addedKept = added.filter(final.contains).sorted()
-        if !addedKept.isEmpty {
-            issues.append(VerificationIssue(.unsupportedCitation, "segment\(addedKept.count == 1 ? "" : "s") \(addedKept.map(String.init).joined(separator: ", ")) best match\(addedKept.count == 1 ? "es" : "") the question and \(addedKept.count == 1 ? "was" : "were") not cited: added",
-                                            path: "citations", repaired: true))
-        }
-        return (final.sorted(), issues)
+        if !addedKept.isEmpty { findings.append(Finding(.unsupportedCitation, .uncitedSegments(addedKept), path: "citations").acted(.added, mode)) }
+        return Repaired(mode == .repair ? final.sorted() : cited, findings: findings)
     }
 
     /// The answer says the document does not answer the question.

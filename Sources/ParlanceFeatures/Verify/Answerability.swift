@@ -34,12 +34,12 @@ public enum Answerability {
     // MARK: Evidence
 
     public static func evidence(question: String, segments: [Segment]) -> Evidence {
-        let expects = answerType(question)
+        let expects = AnswerType.asked(by: question)
         let focus = focusTerms(question)
-        let questionWords = Set(words(question))
+        let questionWords = Set(Lexicon.words(question, .normalized))
         let unit = expects == .quantity ? unitTerm(question) : nil
         // Each segment's terms and typed answer are found once; a window of two merges them.
-        let terms = segments.map { Set(BM25Index.terms($0.text + " " + ($0.speaker ?? ""))) }
+        let terms = segments.map { Set(Lexicon.words($0.text + " " + ($0.speaker ?? ""), .terms)) }
         let typedIn = segments.map { s in expects.map { holds($0, in: s.text, unit: unit, questionWords: questionWords) } ?? true }
         var bestFocus = 0.0
         var bestTyped = (coverage: 0.0, ids: [Int]())
@@ -61,23 +61,12 @@ public enum Answerability {
         return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: bestTyped.ids)
     }
 
-    /// The answer type a question's wording asks for.
-    public static func answerType(_ question: String) -> AnswerType? {
-        let q = " " + TextChecks.normalized(question) + " "
-        func has(_ cues: [String]) -> Bool { cues.contains { q.contains(" \($0) ") } }
-        if has(amountCues) { return .amount }
-        if has(nameCues) { return .name }
-        if QuestionKind.expected(question) == .time { return .time }
-        if QuestionKind.expected(question) == .quantity || has(numberCues) { return .quantity }
-        return nil
-    }
-
     /// Does `text` hold an answer of this type that the question does not already give?
     static func holds(_ type: AnswerType, in text: String, unit: String?, questionWords: Set<String>) -> Bool {
         let numbers = Facts.numberSpans(text).filter { !questionWords.contains($0.key) && !questionWords.contains(TextChecks.normalized($0.span)) }
         switch type {
         case .amount:
-            let ws = words(text)
+            let ws = Lexicon.words(text, .normalized)
             return numbers.contains { n in
                 n.span.contains { "£$€¥%".contains($0) } || n.span.lowercased().hasSuffix("p") || n.span.lowercased().hasSuffix("k")
             } || ws.indices.contains { i in
@@ -87,29 +76,29 @@ public enum Answerability {
         case .quantity:
             guard let unit else { return !numbers.isEmpty }
             // "how many colonies": a number within three words before the unit.
-            let ws = words(text)
+            let ws = Lexicon.words(text, .normalized)
             return ws.indices.contains { i in
                 stemmed(ws[i]) == unit && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
             }
         case .time:
-            return QuestionKind.answers(text, .time) && !numbers.isEmpty
-                || !Set(words(text)).subtracting(questionWords).isDisjoint(with: QuestionKind.timeWords)
+            return AnswerType.time.isGiven(in: text) && !numbers.isEmpty
+                || !Set(Lexicon.words(text, .normalized)).subtracting(questionWords).isDisjoint(with: Lexicon.timeWords)
         case .name:
             return Facts.capitalisedWords(text).contains { w, start in
                 !start && !questionWords.contains(Facts.nameKey(w)) && !Facts.notNames.contains(Facts.nameKey(w))
-                    && !QuestionKind.timeWords.contains(TextChecks.normalized(w))
+                    && !Lexicon.timeWords.contains(TextChecks.normalized(w))
             }
         }
     }
 
     /// The question's content words without the words that only say what kind of answer is wanted.
     public static func focusTerms(_ question: String) -> Set<String> {
-        Set(BM25Index.terms(question)).subtracting(cueTerms)
+        Set(Lexicon.words(question, .terms)).subtracting(cueTerms)
     }
 
     /// "how many tonnes of salt" → the stem of "tonnes".
     static func unitTerm(_ question: String) -> String? {
-        let ws = words(question)
+        let ws = Lexicon.words(question, .normalized)
         for (i, w) in ws.enumerated() where ["many", "cuantos", "cuantas", "combien"].contains(w) && i + 1 < ws.count {
             var j = i + 1
             if ws[j] == "de" || ws[j] == "d", j + 1 < ws.count { j += 1 }
@@ -118,20 +107,8 @@ public enum Answerability {
         return nil
     }
 
-    static func words(_ s: String) -> [String] { TextChecks.normalized(s).split(separator: " ").map(String.init) }
-    static func stemmed(_ w: String) -> String { BM25Index.terms(w).first ?? w }
+    static func stemmed(_ w: String) -> String { Lexicon.words(w, .terms).first ?? w }
 
-    static let amountCues = [
-        "how much", "cost", "costs", "costed", "price", "prices", "priced", "budget", "fee", "fees", "salary", "charge", "charges", "charged", "pay", "paid",
-        "spend", "spent", "worth", "cuanto cuesta", "cuanto costo", "cuanto ha costado", "cuanto cuestan", "precio", "presupuesto", "coste", "costo",
-        "combien coute", "combien a coute", "combien coutent", "prix", "cout", "budget",
-    ]
-    static let nameCues = [
-        "who", "whom", "whose", "name of", "the name", "called", "which company", "which contractor", "which supplier", "which vendor",
-        "which podcasts", "which journalists", "which practices", "which two", "which three", "which bakery", "quien", "quienes", "como se llama",
-        "nombre", "qui", "comment s appelait", "comment s appelle", "le nom", "quels sont les", "quelles sont les",
-    ]
-    static let numberCues = ["phone number", "tracking number", "reference number", "number of", "what number", "how many"]
     static let currencyWords: Set<String> = [
         "pounds", "pound", "euros", "euro", "dollars", "dollar", "pence", "cents", "quid", "grand", "libras", "dolares", "francs", "crowns", "kroner", "krone",
     ]
@@ -143,32 +120,54 @@ public enum Answerability {
         "number", "phone", "tracking", "reference", "year", "date", "time", "day", "long", "often", "exactly", "each", "per", "total", "amount",
         "cuanto", "cuantos", "cuantas", "cuesta", "costado", "precio", "nombre", "llama", "combien", "coute", "coutent", "prix", "nom", "appelait",
         "quel", "quelle", "quels", "quelles", "sont", "est",
-    ] as [String]).flatMap { BM25Index.terms($0) })
+    ] as [String]).flatMap { Lexicon.words($0, .terms) })
 
     // MARK: Calibrated probability
 
-    /// Logistic weights over the features, fitted by `eval/fit_abstention.py` on the tuning
-    /// part of the labeled set (see its output in the closing note of issue 28).
-    static let weights: [Double] = [0.345, -0.061, -1.392, 1.028, -0.010, -0.219, 0.000, 1.228]
+    /// The logistic model's weights, one per feature, fitted by `eval/fit_abstention.py` on
+    /// the tuning part of the labeled set (see its output in the closing note of issue 28).
+    struct Weights {
+        let bias: Double
+        let questionCoverage: Double
+        let focusCoverage: Double
+        let typedCoverage: Double
+        let typeMissing: Double
+        let modelPassed: Double
+        let modelSaysNotFound: Double
+        let answerSupport: Double
+
+        /// The weighted sum of `f`'s features (booleans count 1 when true), the bias first.
+        func logit(_ f: Features) -> Double {
+            var z = 0.0
+            z += bias * 1
+            z += questionCoverage * f.questionCoverage
+            z += focusCoverage * f.focusCoverage
+            z += typedCoverage * f.typedCoverage
+            z += typeMissing * (f.typeMissing ? 1 : 0)
+            z += modelPassed * (f.modelPassed ? 1 : 0)
+            z += modelSaysNotFound * (f.modelSaysNotFound ? 1 : 0)
+            z += answerSupport * f.answerSupport
+            return z
+        }
+    }
+
+    static let weights = Weights(bias: 0.345, questionCoverage: -0.061, focusCoverage: -1.392, typedCoverage: 1.028, typeMissing: -0.010,
+                                 modelPassed: -0.219, modelSaysNotFound: 0.000, answerSupport: 1.228)
 
     /// Below this probability the answer is "not found in the document".
     public static let threshold = 0.48
 
-    public static func vector(_ f: Features) -> [Double] {
-        [1, f.questionCoverage, f.focusCoverage, f.typedCoverage, f.typeMissing ? 1 : 0, f.modelPassed ? 1 : 0, f.modelSaysNotFound ? 1 : 0, f.answerSupport]
-    }
-
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
-        let z = zip(weights, vector(f)).reduce(0) { $0 + $1.0 * $1.1 }
-        return 1 / (1 + exp(-z))
+        1 / (1 + exp(-weights.logit(f)))
     }
 
-    /// Share of the answer's content words that are not the question's and occur in `segments`.
-    public static func support(answer: String, question: String, segments: [Segment]) -> Double {
-        let own = Set(BM25Index.terms(answer)).subtracting(BM25Index.terms(question))
+    /// Share of the answer's content terms that are not the question's and occur in
+    /// `segments` (the feature `answerSupport`).
+    public static func answerTermsFound(answer: String, question: String, segments: [Segment]) -> Double {
+        let own = Set(Lexicon.words(answer, .terms)).subtracting(Lexicon.words(question, .terms))
         guard !own.isEmpty else { return 0 }
-        let there = Set(segments.flatMap { BM25Index.terms($0.text + " " + ($0.speaker ?? "")) })
+        let there = Set(segments.flatMap { Lexicon.words($0.text + " " + ($0.speaker ?? ""), .terms) })
         return Double(own.intersection(there).count) / Double(own.count)
     }
 }

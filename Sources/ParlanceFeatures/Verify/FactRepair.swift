@@ -1,5 +1,4 @@
 import Foundation
-import ParlanceProtocol
 
 /// Puts back, without the model, the facts a rewrite changed in place: the rewrite is
 /// aligned word by word with the selection (the longest common subsequence `WordDiff`
@@ -14,7 +13,8 @@ import ParlanceProtocol
 /// respelling, the same) and nothing newly invented. A fact the rewrite dropped altogether
 /// is left for the next attempt.
 public enum FactRepair {
-    public struct Repair: Equatable, Sendable {
+    /// A fact the rewrite wrote differently, put back.
+    public struct Change: Hashable, Sendable {
         /// What the rewrite had ("£1,200", "March 3rd").
         public var changed: String
         /// What it has now: the selection's text ("£1,150", "3 March").
@@ -25,24 +25,24 @@ public enum FactRepair {
         }
     }
 
-    /// The rewrite with the selection's facts put back where that is unambiguous.
-    public static func repair(original: String, rewrite: String) -> (text: String, repairs: [Repair]) {
+    /// The rewrite with the selection's facts put back where that is unambiguous: one
+    /// finding (`factMissing`, restored) per fact put back.
+    public static func repair(original: String, rewrite: String) -> Repaired<String> {
         let facts = Facts.extract(original)
         var text = rewrite
-        var repairs: [Repair] = []
-        func accept(_ candidate: String, _ r: Repair, respelling: Bool) -> Bool {
+        var findings: [Finding] = []
+        func accept(_ candidate: String, _ c: Change, respelling: Bool) {
             let before = Facts.missing(facts, in: text).count, after = Facts.missing(facts, in: candidate).count
             let inventedBefore = Facts.unsupported(in: text, by: [original]).count
             let inventedAfter = Facts.unsupported(in: candidate, by: [original]).count
-            guard after < before || (respelling && after == before), inventedAfter <= inventedBefore else { return false }
+            guard after < before || (respelling && after == before), inventedAfter <= inventedBefore else { return }
             text = candidate
-            repairs.append(r)
-            return true
+            findings.append(Finding(.factMissing, .factChanged(c), action: .restored))
         }
         // Dates first: "March 3rd" → "3 March" (a date is several facts at once).
         for (range, replacement) in dateRespellings(original: original, rewrite: text).reversed() {
             let changed = (text as NSString).substring(with: range)
-            _ = accept((text as NSString).replacingCharacters(in: range, with: replacement), Repair(changed: changed, restored: replacement), respelling: true)
+            accept((text as NSString).replacingCharacters(in: range, with: replacement), Change(changed: changed, restored: replacement), respelling: true)
         }
         // Facts changed in place, one at a time (each alignment on the text as repaired so far).
         for fact in facts {
@@ -54,19 +54,14 @@ public enum FactRepair {
                 restored = (original as NSString).substring(with: NSRange(location: span.location, length: next.end - span.location))
             }
             if fact.kind == .name, changed.hasSuffix("'s") || changed.hasSuffix("\u{2019}s"), !restored.hasSuffix("s") { restored += String(changed.suffix(2)) }
-            _ = accept((text as NSString).replacingCharacters(in: range, with: restored), Repair(changed: changed, restored: restored), respelling: false)
+            accept((text as NSString).replacingCharacters(in: range, with: restored), Change(changed: changed, restored: restored), respelling: false)
         }
         // Numbers of the same value written differently: the selection's spelling.
         for (range, replacement) in numberRespellings(original: original, rewrite: text).reversed() {
             let changed = (text as NSString).substring(with: range)
-            _ = accept((text as NSString).replacingCharacters(in: range, with: replacement), Repair(changed: changed, restored: replacement), respelling: true)
+            accept((text as NSString).replacingCharacters(in: range, with: replacement), Change(changed: changed, restored: replacement), respelling: true)
         }
-        return (text, repairs)
-    }
-
-    /// One issue per repair, naming both texts.
-    public static func issues(_ repairs: [Repair]) -> [VerificationIssue] {
-        repairs.map { VerificationIssue(.factMissing, "the output changed \"\($0.restored)\" to \"\($0.changed)\": restored", repaired: true) }
+        return Repaired(text, findings: findings)
     }
 
     // MARK: Changed in place
@@ -198,12 +193,12 @@ public enum FactRepair {
         return out
     }
 
-    static let months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
-    static let weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    /// English months, January first: a date's month is its index here.
+    static let months = Lexicon.months["en"]!
 
     nonisolated(unsafe) static let datePattern: NSRegularExpression = {
-        let month = "(January|February|March|April|May|June|July|August|September|October|November|December)"
-        let weekday = "(?:(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday),?\\s+(?:the\\s+)?)?"
+        let month = "(" + months.map(\.capitalized).joined(separator: "|") + ")"
+        let weekday = "(?:(" + Lexicon.weekdays["en"]!.map(\.capitalized).joined(separator: "|") + "),?\\s+(?:the\\s+)?)?"
         let day = "(\\d{1,2})(?:st|nd|rd|th)?"
         // day-month ("3 March", "3rd of March") or month-day ("March 3", "March 3rd").
         return try! NSRegularExpression(pattern: "\\b" + weekday + "(?:" + day + "(?:\\s+of)?\\s+" + month + "|" + month + "\\s+(?:the\\s+)?" + day + ")\\b(?!:)")
@@ -245,19 +240,19 @@ public enum FactRepair {
         pattern: #"^(\s*)(Dear|Hi|Hello|Hey)\s+(\p{Lu}[\p{L}'’.-]*(?:\s+\p{Lu}[\p{L}'’-]*)?)\s*([,!:])"#)
 
     /// A greeting to a name the selection does not have ("Dear Sarah," when the selection
-    /// names no Sarah): the name goes ("Hello,", "Hi,"). Returns the text and the name
-    /// dropped, or nil when there is none.
-    public static func dropInventedGreetingName(original: String, rewrite: String) -> (text: String, dropped: String)? {
+    /// names no Sarah): the name goes ("Hello,", "Hi,"), with a finding (`unsupportedFact`,
+    /// removed) naming it; the rewrite as it is, without one, when there is none.
+    public static func dropInventedGreetingName(original: String, rewrite: String) -> Repaired<String> {
         let ns = rewrite as NSString
-        guard let m = greetingPattern.firstMatch(in: rewrite, range: NSRange(location: 0, length: ns.length)) else { return nil }
+        guard let m = greetingPattern.firstMatch(in: rewrite, range: NSRange(location: 0, length: ns.length)) else { return Repaired(rewrite) }
         let name = ns.substring(with: m.range(at: 3))
-        let words = Set(WordDiff.tokens(original).filter(\.isWord).map { Facts.nameKey($0.text) })
-        let nameWords = WordDiff.tokens(name).filter(\.isWord).map { Facts.nameKey($0.text) }
+        let words = Set(Lexicon.words(original).map(Facts.nameKey))
+        let nameWords = Lexicon.words(name).map(Facts.nameKey)
         // Any word of the selection ("Dear Team", "Hi Priyanka") is not invented.
         guard !nameWords.isEmpty, !nameWords.contains(where: { words.contains($0) || Facts.notNames.contains($0) || Facts.starters.contains($0) }),
-              !["team", "all", "everyone", "colleagues", "residents", "customers", "sir", "madam", "parents", "there"].contains(nameWords[0]) else { return nil }
+              !["team", "all", "everyone", "colleagues", "residents", "customers", "sir", "madam", "parents", "there"].contains(nameWords[0]) else { return Repaired(rewrite) }
         let greeting = ns.substring(with: m.range(at: 2))
         let replacement = ns.substring(with: m.range(at: 1)) + (greeting == "Dear" ? "Hello" : greeting) + ns.substring(with: m.range(at: 4))
-        return (ns.replacingCharacters(in: m.range, with: replacement), name)
+        return Repaired(ns.replacingCharacters(in: m.range, with: replacement), findings: [Finding(.unsupportedFact, .greetingName(name), action: .removed)])
     }
 }

@@ -37,7 +37,7 @@ public enum Facts {
     /// The facts that `candidate` does not contain.
     public static func missing(_ facts: [Fact], in candidate: String) -> [Fact] {
         let numbersThere = Set(numberSpans(candidate).map(\.key))
-        let namesThere = Set(WordDiff.tokens(candidate).filter(\.isWord).map { nameKey($0.text) })
+        let namesThere = Set(Lexicon.words(candidate).map(nameKey))
         return facts.filter { f in
             switch f.kind {
             case .number: !numbersThere.contains(f.key)
@@ -51,7 +51,7 @@ public enum Facts {
     public static func unsupported(in candidate: String, by sources: [String]) -> [Fact] {
         let all = sources.joined(separator: "\n")
         let numbersThere = Set(numberSpans(all).map(\.key))
-        let wordsThere = Set(WordDiff.tokens(all).filter(\.isWord).map { nameKey($0.text) })
+        let wordsThere = Set(Lexicon.words(all).map(nameKey))
         return extract(candidate).filter { f in
             switch f.kind {
             case .number: !numbersThere.contains(f.key)
@@ -67,7 +67,7 @@ public enum Facts {
     /// `original` does not: the output copied the example. Names compare case-sensitively
     /// here, so the verb "may" is not the month "May".
     public static func borrowed(from examples: [String], in candidate: String, original: String) -> [Fact] {
-        let words = Set(WordDiff.tokens(candidate).filter(\.isWord).map(\.text))
+        let words = Set(Lexicon.words(candidate))
         let numbersThere = Set(numberSpans(candidate).map(\.key))
         return extract(examples.joined(separator: "\n")).filter { f in
             let there = f.kind == .number ? numbersThere.contains(f.key) : words.contains(f.text)
@@ -89,8 +89,8 @@ public enum Facts {
             }
             out.append((span, trimmed(digits.replacingOccurrences(of: ",", with: ""))))
         }
-        for t in WordDiff.tokens(text) where t.isWord {
-            if let n = numberWords[t.text.lowercased()] { out.append((t.text, n)) }
+        for w in Lexicon.words(text) {
+            if let n = numberWords[w.lowercased()] { out.append((w, n)) }
         }
         return out
     }
@@ -166,7 +166,7 @@ public enum Facts {
         let key = nameKey(word)
         if starters.contains(key) || key.hasSuffix("ly") || key.hasSuffix("mente") || key.hasSuffix("ing") { return false }
         if word.hasSuffix("'s") || word.hasSuffix("\u{2019}s") { return true }
-        let tokens = WordDiff.tokens(text).filter(\.isWord).map(\.text)
+        let tokens = Lexicon.words(text)
         for (i, t) in tokens.enumerated() where t == word && i + 1 < tokens.count {
             let next = tokens[i + 1]
             if next.first?.isUppercase ?? false, !starters.contains(nameKey(next)) { return true }

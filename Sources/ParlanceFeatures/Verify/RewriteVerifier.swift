@@ -34,72 +34,62 @@ public enum RewriteVerifier {
         }
     }
 
-    public static func check(_ x: Input) -> [VerificationIssue] {
-        var issues: [VerificationIssue] = []
+    /// What the checks find in `x.rewrite` (nothing: it passes).
+    public static func check(_ x: Input) -> [Finding] {
+        var out: [Finding] = []
         let text = x.rewrite.trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty || !TextChecks.isLanguage(text) {
-            return [VerificationIssue(.degenerate, "the output is not a rewrite: \(text.isEmpty ? "empty" : "\"\(clip(text))\"")")]
-        }
-        if let phrase = TextChecks.refusal(in: text, source: x.original) {
-            issues.append(VerificationIssue(.refusal, "the model refused or talked about itself instead of rewriting (\"\(phrase)\")"))
-        }
+        if text.isEmpty || !TextChecks.isLanguage(text) { return [Finding(.degenerate, .notARewrite(text))] }
+        if let phrase = TextChecks.refusal(in: text, source: x.original) { out.append(Finding(.refusal, .refusal(phrase))) }
         if let echo = TextChecks.echo(in: text, instructions: x.instructions, source: x.original) {
-            issues.append(VerificationIssue(.instructionEcho, "the output repeats the prompt's instructions (\"\(clip(echo))\")"))
+            out.append(Finding(.instructionEcho, .rewriteEchoesPrompt(echo)))
         }
         let borrowed = Facts.borrowed(from: x.examples, in: text, original: x.original)
-        if !borrowed.isEmpty {
-            issues.append(VerificationIssue(.instructionEcho, "the output copies the prompt's example (" + borrowed.map(\.text).joined(separator: ", ") + ")"))
-        }
+        if !borrowed.isEmpty { out.append(Finding(.instructionEcho, .copiesExample(borrowed.map(\.text)))) }
         if TextChecks.normalized(text) == TextChecks.normalized(x.original) {
-            issues.append(VerificationIssue(.unchanged, "the output is the selection unchanged"))
+            out.append(Finding(.unchanged, .unchanged(revision: false)))
         } else if let previous = x.previous, TextChecks.normalized(text) == TextChecks.normalized(previous) {
-            issues.append(VerificationIssue(.unchanged, "the output is the text it was asked to revise, unchanged"))
+            out.append(Finding(.unchanged, .unchanged(revision: true)))
         }
         let missing = Facts.missing(Facts.extract(x.original), in: text)
-        if !missing.isEmpty {
-            issues.append(VerificationIssue(.factMissing, "facts of the selection missing or changed: " + missing.map(\.text).joined(separator: ", ")))
-        }
+        if !missing.isEmpty { out.append(Finding(.factMissing, .factsMissing(missing.map(\.text)))) }
         // "Add nothing": numbers and names the selection does not have are invented ("Dear
         // Mark", "exactly 3 sentences"). The prompt's own words are left to the echo check.
         let invented = Facts.unsupported(in: text, by: [x.original] + (x.previous.map { [$0] } ?? []))
             .filter { f in !borrowed.contains(f) && !(f.kind == .name && x.instructions.contains { $0.contains(f.text) }) }
-        if !invented.isEmpty {
-            issues.append(VerificationIssue(.unsupportedFact, "not in the selection: " + invented.map(\.text).joined(separator: ", ")))
-        }
+        if !invented.isEmpty { out.append(Finding(.unsupportedFact, .factsNotInSelection(invented.map(\.text)))) }
         let originalWords = TextChecks.wordCount(x.original)
         let words = TextChecks.wordCount(text)
-        if originalWords >= 8 {
-            let ratio = Double(words) / Double(originalWords)
-            if !x.lengthBounds.contains(ratio) {
-                issues.append(VerificationIssue(.length, "the output has \(words) words for a selection of \(originalWords) (outside \(x.lengthBounds.lowerBound)–\(x.lengthBounds.upperBound)×)"))
-            }
+        if originalWords >= 8, !x.lengthBounds.contains(Double(words) / Double(originalWords)) {
+            out.append(Finding(.length, .length(words: words, selectionWords: originalWords, bounds: x.lengthBounds)))
         }
-        if let issue = toneIssue(text, tone: x.tone, original: x.original) { issues.append(issue) }
+        // The tone's markers (`ToneCheck`): formal and casual by the formality score and
+        // contractions, empathetic by an acknowledgement, direct by its first sentence and
+        // length, diplomatic by a hedge.
+        if let tone = x.tone, case let failures = ToneCheck.check(text, tone: tone, original: x.original), !failures.isEmpty {
+            out.append(Finding(.toneMismatch, .tone(tone, failures)))
+        }
         if words >= 8 {
             let (code, confidence) = LanguageDetector.detect(text)
             let want = x.language.split(separator: "-").first.map(String.init) ?? x.language
-            if code != want, confidence >= 0.5, code != "und" {
-                issues.append(VerificationIssue(.wrongLanguage, "the output is in \(code), not \(want)"))
-            }
+            if code != want, confidence >= 0.5, code != "und" { out.append(Finding(.wrongLanguage, .wrongLanguage(found: code, wanted: want))) }
         }
-        return issues
+        return out
     }
 
-    /// The tone's markers (`ToneCheck`): formal and casual by the formality score and
-    /// contractions, empathetic by an acknowledgement, direct by its first sentence and
-    /// length, diplomatic by a hedge.
-    static func toneIssue(_ text: String, tone: Tone?, original: String) -> VerificationIssue? {
-        guard let tone else { return nil }
-        return ToneCheck.issue(ToneCheck.check(text, tone: tone, original: original), tone: tone)
+    /// `x.rewrite` repaired where that is safe (`RewriteRepair`, in `.repair` mode) and then
+    /// checked: the checks' findings, then the repairs'.
+    public static func verify(_ x: Input, mode: VerifyMode) -> Repaired<String> {
+        let repaired = RewriteRepair.repair(x.rewrite, original: x.original, tone: x.tone, mode: mode)
+        var checked = x
+        checked.rewrite = repaired.value
+        return Repaired(repaired.value, findings: check(checked) + repaired.findings)
     }
 
     /// How bad a failing rewrite is, to keep the best of several attempts: each missing
     /// fact counts three (as much as any other problem), a tone that is off one.
-    public static func severity(_ issues: [VerificationIssue], missingFacts: Int) -> Int {
-        issues.filter { $0.repaired != true }.reduce(0) {
+    public static func severity(_ findings: [Finding], missingFacts: Int) -> Int {
+        findings.filter(\.isOpen).reduce(0) {
             $0 + ($1.code == .factMissing ? 3 * missingFacts : $1.code == .toneMismatch ? 1 : 3)
         }
     }
-
-    static func clip(_ s: String, _ n: Int = 80) -> String { s.count > n ? String(s.prefix(n)) + "…" : s }
 }

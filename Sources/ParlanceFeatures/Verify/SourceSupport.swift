@@ -2,8 +2,8 @@ import Foundation
 import ParlanceDocuments
 
 /// How well the transcript supports a generated list item (a takeaway, a topic): the share
-/// of the item's content words found in one passage of three consecutive segments, as the
-/// answer verifier reads support. An item said nowhere in the episode ("AI can improve
+/// of the item's content terms found in one passage of three consecutive segments
+/// (`passageCoverage`). An item said nowhere in the episode ("AI can improve
 /// everything from healthcare to education") has little; one that restates a passage has
 /// most. Also the transcript's central sentences, to stand in for an unsupported takeaway.
 public struct SourceSupport: Sendable {
@@ -15,34 +15,36 @@ public struct SourceSupport: Sendable {
     public init(segments: [Segment]) {
         self.segments = segments
         text = segments.map(\.text).joined(separator: "\n")
-        let terms = segments.map { Set(BM25Index.terms($0.text)) }
+        let terms = segments.map { Set(Lexicon.words($0.text, .terms)) }
         windows = terms.indices.map { i in terms[i..<min(terms.count, i + 3)].reduce(into: Set<String>()) { $0.formUnion($1) } }
     }
 
     /// Items supported below this share are not the transcript's.
     static let minimum = 0.5
 
-    public func support(_ item: String) -> Double {
-        let own = Set(BM25Index.terms(item))
+    /// The share of `item`'s content terms found in the passage of three consecutive
+    /// segments that has most of them (1 for an item without content terms).
+    public func passageCoverage(of item: String) -> Double {
+        let own = Set(Lexicon.words(item, .terms))
         guard !own.isEmpty, !windows.isEmpty else { return 1 }
         return windows.map { Double($0.intersection(own).count) }.max()! / Double(own.count)
     }
 
-    public func supported(_ item: String) -> Bool { support(item) >= SourceSupport.minimum }
+    public func supported(_ item: String) -> Bool { passageCoverage(of: item) >= SourceSupport.minimum }
 
     /// Sentences of the transcript that state something (8 to 30 words, not a question),
     /// most central first: those whose words recur across the most segments, lightly
     /// rewritten (a speaker's fillers dropped, a capital, a full stop).
     public func centralSentences() -> [String] {
         var df: [String: Int] = [:]
-        for s in segments { for t in Set(BM25Index.terms(s.text)) { df[t, default: 0] += 1 } }
+        for s in segments { for t in Set(Lexicon.words(s.text, .terms)) { df[t, default: 0] += 1 } }
         var scored: [(String, Double)] = []
         for s in segments {
-            for raw in Sentences.split(s.text) {
+            for raw in Lexicon.sentences(s.text, .tiled) {
                 let sentence = SourceSupport.tidy(raw)
                 let words = TextChecks.wordCount(sentence)
                 guard (8...30).contains(words), !sentence.hasSuffix("?") else { continue }
-                let terms = Set(BM25Index.terms(sentence))
+                let terms = Set(Lexicon.words(sentence, .terms))
                 guard terms.count >= 4 else { continue }
                 let score = terms.reduce(0.0) { $0 + log(1 + Double(df[$1, default: 0])) } / Double(terms.count).squareRoot()
                 scored.append((sentence, score))
@@ -58,7 +60,7 @@ public struct SourceSupport: Sendable {
         let chosen = Set(centralSentences().prefix(n))
         guard !chosen.isEmpty else { return nil }
         var seen = Set<String>()
-        let ordered = segments.flatMap { Sentences.split($0.text).map(SourceSupport.tidy) }.filter { chosen.contains($0) && seen.insert($0).inserted }
+        let ordered = segments.flatMap { Lexicon.sentences($0.text, .tiled).map(SourceSupport.tidy) }.filter { chosen.contains($0) && seen.insert($0).inserted }
         return ordered.joined(separator: " ")
     }
 
@@ -70,11 +72,11 @@ public struct SourceSupport: Sendable {
         var counts: [String: Int] = [:]
         var order: [String] = []
         for s in segments {
-            let words = s.text.split(whereSeparator: { !($0.isLetter || $0 == "-" || $0 == "'") }).map(String.init)
+            let words = Lexicon.words(s.text, .letters)
             for i in words.indices.dropLast() {
                 let a = words[i], b = words[i + 1]
                 guard a.count >= 3, b.count >= 3, a.first?.isLowercase ?? false, b.first?.isLowercase ?? false,
-                      !BM25Index.terms(a).isEmpty, !BM25Index.terms(b).isEmpty, !SourceSupport.fillers.contains(a) else { continue }
+                      !Lexicon.words(a, .terms).isEmpty, !Lexicon.words(b, .terms).isEmpty, !SourceSupport.fillers.contains(a) else { continue }
                 let phrase = a + " " + b
                 guard !names.contains(TextChecks.normalized(phrase)) else { continue }
                 if counts[phrase, default: 0] == 0 { order.append(phrase) }
@@ -84,9 +86,9 @@ public struct SourceSupport: Sendable {
         // Then, for a short transcript, phrases said once whose two words both recur (in two
         // segments or more), the most recurrent first.
         var df: [String: Int] = [:]
-        for s in segments { for t in Set(BM25Index.terms(s.text)) { df[t, default: 0] += 1 } }
+        for s in segments { for t in Set(Lexicon.words(s.text, .terms)) { df[t, default: 0] += 1 } }
         func recurrence(_ phrase: String) -> Int {
-            let ws = phrase.split(separator: " ").map { df[BM25Index.terms(String($0)).first ?? "", default: 0] }
+            let ws = phrase.split(separator: " ").map { df[Lexicon.words(String($0), .terms).first ?? "", default: 0] }
             return ws.min() ?? 0 >= 2 ? ws.reduce(0, +) : 0
         }
         let often = order.filter { counts[$0]! >= 2 }.sorted { counts[$0]! > counts[$1]! }

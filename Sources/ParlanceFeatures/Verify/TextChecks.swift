@@ -1,5 +1,4 @@
 import Foundation
-import ParlanceDocuments
 
 /// Checks on a piece of generated text, shared by every verifier: is it language at all,
 /// does it refuse or talk about being an AI, does it repeat the prompt's own words, how
@@ -12,8 +11,9 @@ public enum TextChecks {
         return String(mapped).split(separator: " ").joined(separator: " ")
     }
 
-    /// Content terms as retrieval sees them: stopwords dropped, words stemmed.
-    public static func terms(_ s: String) -> Set<String> { Set(Terms.of(s)) }
+    /// Content terms as retrieval sees them (stopwords dropped, words stemmed), for overlap
+    /// checks that agree with what BM25 ranks.
+    public static func terms(_ s: String) -> Set<String> { Set(Lexicon.words(s, .terms)) }
 
     /// |a ∩ b| / |a ∪ b| over content terms.
     public static func jaccard(_ a: String, _ b: String) -> Double {
@@ -27,13 +27,13 @@ public enum TextChecks {
     /// `2018-03-15 19:47:46.300 +0000` are not answers.)
     public static func isLanguage(_ s: String) -> Bool {
         let t = s.trimmingCharacters(in: .whitespacesAndNewlines)
-        let words = WordDiff.tokens(t).filter { $0.isWord && $0.text.filter(\.isLetter).count >= 2 }
+        let words = Lexicon.words(t).filter { $0.filter(\.isLetter).count >= 2 }
         guard words.count >= 2 else { return false }
         let visible = t.filter { !$0.isWhitespace }
         let letters = visible.filter(\.isLetter).count
         guard Double(letters) >= 0.6 * Double(visible.count) else { return false }
         // One word repeated ("Ben, Ben, Ben!") is not a sentence.
-        let distinct = Set(words.map { $0.text.lowercased() })
+        let distinct = Set(words.map { $0.lowercased() })
         if words.count >= 3, distinct.count == 1 { return false }
         return true
     }
@@ -52,18 +52,8 @@ public enum TextChecks {
     /// The refusal phrase `candidate` uses that `source` does not (a rewrite of an apology
     /// may say "I'm sorry, but I cannot attend" when the original did).
     public static func refusal(in candidate: String, source: String = "") -> String? {
-        let c = expanded(candidate), s = expanded(source)
-        return refusalPhrases.first { c.contains(expanded($0)) && !s.contains(expanded($0)) }
-    }
-
-    /// Lower case with English contractions spelled out, so "I'm" and "I am" compare equal.
-    static func expanded(_ text: String) -> String {
-        var t = text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
-        for (short, long) in [("i'm", "i am"), ("can't", "cannot"), ("don't", "do not"), ("won't", "will not"), ("i've", "i have"),
-                              ("isn't", "is not"), ("doesn't", "does not"), ("i'd", "i would")] {
-            t = t.replacingOccurrences(of: short, with: long)
-        }
-        return t
+        let c = Lexicon.expanded(candidate), s = Lexicon.expanded(source)
+        return refusalPhrases.first { c.contains(Lexicon.expanded($0)) && !s.contains(Lexicon.expanded($0)) }
     }
 
     /// A run of `n` words of the prompt's own instructions that `candidate` repeats and
@@ -74,11 +64,11 @@ public enum TextChecks {
         for i in instructions {
             for g in grams(normalized(i), n) where !sourceGrams.contains(g) {
                 // Runs of function words ("in the", "of the text") are in every text.
-                let content = g.split(separator: " ").filter { $0.count >= 4 && !BM25Index.terms(String($0)).isEmpty }
+                let content = g.split(separator: " ").filter { $0.count >= 4 && !Lexicon.words(String($0), .terms).isEmpty }
                 if !content.isEmpty { instructionGrams[g] = true }
             }
         }
-        let c = normalized(candidate).split(separator: " ").map(String.init)
+        let c = Lexicon.words(candidate, .normalized)
         guard c.count >= n else {
             // A short output that is a prompt label ("Tone: formal", "Rewrite the text.").
             let whole = normalized(candidate)
@@ -111,11 +101,5 @@ public enum TextChecks {
     }
 
     /// Words (letters or digits) in a text.
-    public static func wordCount(_ s: String) -> Int { WordDiff.tokens(s).filter(\.isWord).count }
-}
-
-/// Retrieval's content terms (stopwords out, light stemming, word forms joined), for
-/// overlap checks that agree with what BM25 ranks.
-enum Terms {
-    static func of(_ s: String) -> [String] { BM25Index.terms(s) }
+    public static func wordCount(_ s: String) -> Int { Lexicon.words(s).count }
 }

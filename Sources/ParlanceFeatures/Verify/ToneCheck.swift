@@ -17,10 +17,48 @@ import ParlanceProtocol
 /// The safe repairs are lexical: a formal rewrite has its contractions spelled out and a
 /// slang opener ("Hey") dropped; a casual one has "do not", "we are", "it is"… contracted.
 public enum ToneCheck {
-    /// One marker the text failed: its name ("contractions", "acknowledgement"…) and why.
-    public struct Failure: Equatable, Sendable {
-        public var marker: String
-        public var detail: String
+    /// One marker the text failed, with what the message needs (`detail` says it in words).
+    public enum Failure: Hashable, Sendable {
+        /// The contractions found (each once).
+        case contractions([String])
+        /// The slang found (each once).
+        case slang([String])
+        /// The first sentence that is not a full one.
+        case notFullSentences(String)
+        /// The formality score (two decimals), below `formalAtLeast`.
+        case readsCasual(Double)
+        /// The formality score (two decimals), above `casualAtMost`.
+        case readsFormal(Double)
+        /// Two or more of the casual markers missing: "contractions", "secondPerson", "shortSentences".
+        case notConversational(missing: [String])
+        case noAcknowledgement
+        /// A direct rewrite's first sentence has none of the selection's facts (one named).
+        case noFactFirst(example: String)
+        /// A direct rewrite's first sentence lacks the selection's main words (it has no facts).
+        case noMainWordsFirst
+        case notShorter(words: Int, selectionWords: Int)
+        case noHedge
+
+        /// The marker's name ("contractions", "acknowledgement"…).
+        public var marker: String {
+            switch self {
+            case .contractions: "contractions"
+            case .slang: "slang"
+            case .notFullSentences: "fullSentences"
+            case .readsCasual, .readsFormal: "formality"
+            case .notConversational(let missing): missing[0]
+            case .noAcknowledgement: "acknowledgement"
+            case .noFactFirst, .noMainWordsFirst: "mainPointFirst"
+            case .notShorter: "shorter"
+            case .noHedge: "hedges"
+            }
+        }
+    }
+
+    /// One lexical change of a repair: `"don't" → "do not"`.
+    public struct Change: Hashable, Sendable {
+        public var from: String
+        public var to: String
     }
 
     public static let formalAtLeast = 0.45
@@ -30,7 +68,7 @@ public enum ToneCheck {
     /// The markers `text` fails for `tone` (empty: the tone is what it says). `original` is
     /// the selection (the direct tone compares against it).
     public static func check(_ text: String, tone: Tone, original: String) -> [Failure] {
-        let lower = TextChecks.expanded(text)
+        let lower = Lexicon.expanded(text)
         let words = Lexicon.words(text)
         let sentences = Lexicon.sentences(text)
         let score = Formality.score(text)
@@ -38,14 +76,10 @@ public enum ToneCheck {
         var out: [Failure] = []
         switch tone {
         case .formal:
-            let contractions = words.filter { Formality.isContraction($0.lowercased()) }
-            if !contractions.isEmpty {
-                out.append(Failure(marker: "contractions", detail: "contractions (" + unique(contractions).joined(separator: ", ") + ")"))
-            }
+            let contractions = words.filter { Lexicon.isContraction($0.lowercased()) }
+            if !contractions.isEmpty { out.append(.contractions(unique(contractions))) }
             let slang = words.filter { slangWords.contains($0.lowercased()) }
-            if !slang.isEmpty {
-                out.append(Failure(marker: "slang", detail: "slang (" + unique(slang).joined(separator: ", ") + ")"))
-            }
+            if !slang.isEmpty { out.append(.slang(unique(slang))) }
             let fragments = sentences.filter { s in
                 guard let f = s.first(where: { !"\"'“‘(".contains($0) }) else { return false }
                 let startsWell = f.isUppercase || f.isNumber || !f.isLetter
@@ -54,82 +88,68 @@ public enum ToneCheck {
             }
             // A salutation line ("Dear Ana,") and a sign-off are not sentences.
             let real = fragments.filter { !$0.hasSuffix(",") && Lexicon.words($0).count > 3 }
-            if !real.isEmpty {
-                out.append(Failure(marker: "fullSentences", detail: "not full sentences (\"\(RewriteVerifier.clip(real[0], 40))\")"))
-            }
-            if score < formalAtLeast {
-                out.append(Failure(marker: "formality", detail: "reads casual (formality \(shown), below \(formalAtLeast))"))
-            }
+            if !real.isEmpty { out.append(.notFullSentences(real[0])) }
+            if score < formalAtLeast { out.append(.readsCasual(shown)) }
         case .casual:
-            if score > casualAtMost {
-                out.append(Failure(marker: "formality", detail: "reads formal (formality \(shown), above \(casualAtMost))"))
-            }
-            let contracted = words.contains { Formality.isContraction($0.lowercased()) }
+            if score > casualAtMost { out.append(.readsFormal(shown)) }
+            let contracted = words.contains { Lexicon.isContraction($0.lowercased()) }
             let secondPerson = words.contains { ["you", "your", "you're", "you'll", "you've", "you'd", "yours", "u", "ya"].contains($0.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")) }
             let mean = Double(words.count) / Double(max(1, sentences.count))
             var missing: [String] = []
             if !contracted { missing.append("contractions") }
             if !secondPerson { missing.append("secondPerson") }
             if mean > shortSentence { missing.append("shortSentences") }
-            if missing.count >= 2 {
-                out.append(Failure(marker: missing[0], detail: "not conversational (no " + missing.map(describeCasual).joined(separator: ", no ") + ")"))
-            }
+            if missing.count >= 2 { out.append(.notConversational(missing: missing)) }
         case .empathetic:
-            if !acknowledgements.contains(where: { contains(lower, $0) }) {
-                out.append(Failure(marker: "acknowledgement", detail: "does not acknowledge the reader (no \"I understand\", \"thank you for\", \"I'm sorry\"…)"))
-            }
+            if !acknowledgements.contains(where: { contains(lower, $0) }) { out.append(.noAcknowledgement) }
         case .direct:
-            let first = sentences.first ?? text
-            let facts = Facts.extract(original)
-            if let fact = facts.first {
-                // The first sentence carries the selection's first fact, or another of its facts.
-                if Facts.missing(facts, in: first).count == facts.count {
-                    out.append(Failure(marker: "mainPointFirst", detail: "the first sentence has none of the selection's facts (such as \(fact.text))"))
-                }
-            } else {
-                let have = Set(Lexicon.contentWords(first).map(Lexicon.stem))
-                let want = Set(Lexicon.contentWords(original).map(Lexicon.stem))
-                if have.intersection(want).count < min(2, want.count) {
-                    out.append(Failure(marker: "mainPointFirst", detail: "the first sentence does not carry the selection's main words"))
-                }
-            }
-            let n = TextChecks.wordCount(text), m = TextChecks.wordCount(original)
-            if m >= 8, n >= m {
-                out.append(Failure(marker: "shorter", detail: "not shorter than the selection (\(n) words for \(m))"))
-            }
+            out += directFailures(text, sentences: sentences, original: original)
         case .diplomatic:
-            if !hedges.contains(where: { contains(lower, $0) }) {
-                out.append(Failure(marker: "hedges", detail: "no hedge or softener (\"perhaps\", \"might\", \"could we\", \"would it be possible\"…)"))
-            }
+            if !hedges.contains(where: { contains(lower, $0) }) { out.append(.noHedge) }
         }
         return out
     }
 
-    /// The issue to report for failed markers (nil when none failed).
-    public static func issue(_ failures: [Failure], tone: Tone) -> VerificationIssue? {
-        guard !failures.isEmpty else { return nil }
-        return VerificationIssue(.toneMismatch, "asked for \(tone.rawValue): " + failures.map(\.detail).joined(separator: "; ")
-                                 + " [marker: " + failures.map(\.marker).joined(separator: ", ") + "]")
+    /// A direct rewrite: the first sentence carries the selection's first fact (or another of
+    /// its facts; without facts, two of its content words), and the whole is shorter.
+    static func directFailures(_ text: String, sentences: [String], original: String) -> [Failure] {
+        var out: [Failure] = []
+        let first = sentences.first ?? text
+        let facts = Facts.extract(original)
+        if let fact = facts.first {
+            if Facts.missing(facts, in: first).count == facts.count { out.append(.noFactFirst(example: fact.text)) }
+        } else {
+            let have = Set(Lexicon.contentWords(first).map(Lexicon.stem))
+            let want = Set(Lexicon.contentWords(original).map(Lexicon.stem))
+            if have.intersection(want).count < min(2, want.count) { out.append(.noMainWordsFirst) }
+        }
+        let n = TextChecks.wordCount(text), m = TextChecks.wordCount(original)
+        if m >= 8, n >= m { out.append(.notShorter(words: n, selectionWords: m)) }
+        return out
     }
 
     // MARK: Repair
 
-    /// The text with the tone's safe lexical repairs applied, and what was changed (empty:
-    /// nothing to do). Only formal and casual have them.
-    public static func repair(_ text: String, tone: Tone) -> (text: String, changes: [String]) {
+    /// The text with the tone's safe lexical repairs applied, with one finding naming the
+    /// changes (none: nothing to do). Only formal and casual have them.
+    public static func repair(_ text: String, tone: Tone) -> Repaired<String> {
         switch tone {
         case .formal: return formalize(text)
         case .casual: return contract(text)
-        default: return (text, [])
+        default: return Repaired(text)
         }
+    }
+
+    static func repaired(_ text: String, _ tone: Tone, _ changes: [Change]) -> Repaired<String> {
+        Repaired(text, findings: changes.isEmpty ? [] : [Finding(.toneMismatch, .toneWording(tone, changes), action: .replaced(by: .rewording))])
     }
 
     /// Contractions spelled out ("don't" → "do not"), slang replaced where a plain word
     /// says the same ("gonna" → "going to"), a slang opener dropped ("Hey team, the…" →
     /// "Team, the…"; "Hey Ana," → "Dear Ana,").
-    static func formalize(_ text: String) -> (text: String, changes: [String]) {
+    static func formalize(_ text: String) -> Repaired<String> {
         var t = text
-        var changes: [String] = []
+        var changes: [Change] = []
         // The opener first: "Hey Priyanka," → "Dear Priyanka,"; "Hey," / "Hey there!" → dropped.
         if let m = firstMatch(openerPattern, in: t) {
             let whole = m.0, rest = m.1
@@ -143,39 +163,39 @@ public enum ToneCheck {
             var after = String(t.dropFirst(whole.count)).trimmingCharacters(in: .whitespaces)
             if replacement.isEmpty, let f = after.first, f.isLowercase { after = f.uppercased() + after.dropFirst() }
             t = replacement.isEmpty ? after : replacement + (after.hasPrefix("\n") ? "" : " ") + after
-            changes.append("\"\(whole.trimmingCharacters(in: .whitespaces))\" → \"\(replacement.isEmpty ? "(dropped)" : replacement)\"")
+            changes.append(Change(from: whole.trimmingCharacters(in: .whitespaces), to: replacement.isEmpty ? "(dropped)" : replacement))
         }
-        for (short, long) in expansions {
+        for (short, long) in Lexicon.contractions {
             let (r, n) = replaceWords(t, short, long)
-            if n > 0 { t = r; changes.append("\"\(short)\" → \"\(long)\"") }
+            if n > 0 { t = r; changes.append(Change(from: short, to: long)) }
         }
         // What is left: "'s"/"'re"/"'ll"… after a pronoun or "n't" after a verb.
         for (suffix, long) in [("n't", " not"), ("'re", " are"), ("'ll", " will"), ("'ve", " have")] {
             let (r, n) = replaceSuffix(t, suffix, long)
-            if n > 0 { t = r; changes.append("\"…\(suffix)\" → \"…\(long)\"") }
+            if n > 0 { t = r; changes.append(Change(from: "…" + suffix, to: "…" + long)) }
         }
         for (slang, plain) in slangReplacements {
             let (r, n) = replaceWords(t, slang, plain)
-            if n > 0 { t = r; changes.append("\"\(slang)\" → \"\(plain)\"") }
+            if n > 0 { t = r; changes.append(Change(from: slang, to: plain)) }
         }
-        return (t, changes)
+        return repaired(t, .formal, changes)
     }
 
     /// Common phrases contracted ("do not" → "don't", "we are" → "we're", "it is" → "it's",
     /// "I am" → "I'm"), only where the contraction reads naturally (not at the end of a
     /// clause: "yes, it is." stays).
-    static func contract(_ text: String) -> (text: String, changes: [String]) {
+    static func contract(_ text: String) -> Repaired<String> {
         var t = text
-        var changes: [String] = []
-        for (long, short) in contractions {
+        var changes: [Change] = []
+        for (long, short) in Lexicon.contractible {
             let (r, n) = replaceWords(t, long, short, notBeforePunctuation: true)
-            if n > 0 { t = r; changes.append("\"\(long)\" → \"\(short)\"") }
+            if n > 0 { t = r; changes.append(Change(from: long, to: short)) }
         }
-        return (t, changes)
+        return repaired(t, .casual, changes)
     }
 
-    /// A stronger line for the next attempt's prompt, naming what failed.
-    public static func instruction(_ tone: Tone, failures: [Failure]) -> String {
+    /// A stronger line for the next attempt's prompt.
+    public static func instruction(_ tone: Tone) -> String {
         switch tone {
         case .formal:
             return "Be strictly formal: no contractions (write \"do not\", \"we are\"), no slang, no \"Hey\"; complete sentences only."
@@ -224,43 +244,11 @@ public enum ToneCheck {
         ("btw", "incidentally"), ("fyi", "for your information"), ("heads-up", "notice"),
     ]
 
-    static let expansions: [(String, String)] = [
-        ("can't", "cannot"), ("won't", "will not"), ("shan't", "shall not"), ("don't", "do not"), ("doesn't", "does not"),
-        ("didn't", "did not"), ("isn't", "is not"), ("aren't", "are not"), ("wasn't", "was not"), ("weren't", "were not"),
-        ("haven't", "have not"), ("hasn't", "has not"), ("hadn't", "had not"), ("wouldn't", "would not"), ("couldn't", "could not"),
-        ("shouldn't", "should not"), ("mustn't", "must not"), ("needn't", "need not"),
-        ("i'm", "I am"), ("i've", "I have"), ("i'll", "I will"), ("i'd", "I would"),
-        ("we're", "we are"), ("we've", "we have"), ("we'll", "we will"), ("we'd", "we would"),
-        ("you're", "you are"), ("you've", "you have"), ("you'll", "you will"), ("you'd", "you would"),
-        ("they're", "they are"), ("they've", "they have"), ("they'll", "they will"), ("they'd", "they would"),
-        ("it's been", "it has been"), ("that's been", "that has been"), ("there's been", "there has been"), ("he's been", "he has been"),
-        ("she's been", "she has been"), ("it's got", "it has got"), ("it's", "it is"), ("that's", "that is"), ("there's", "there is"), ("here's", "here is"), ("what's", "what is"),
-        ("let's", "let us"), ("he's", "he is"), ("she's", "she is"), ("who's", "who is"), ("it'll", "it will"), ("that'll", "that will"),
-        ("he'll", "he will"), ("she'll", "she will"), ("there'll", "there will"), ("where's", "where is"), ("how's", "how is"),
-    ]
-
-    static let contractions: [(String, String)] = [
-        ("do not", "don't"), ("does not", "doesn't"), ("did not", "didn't"), ("is not", "isn't"), ("are not", "aren't"),
-        ("was not", "wasn't"), ("were not", "weren't"), ("have not", "haven't"), ("has not", "hasn't"), ("will not", "won't"),
-        ("cannot", "can't"), ("would not", "wouldn't"), ("could not", "couldn't"), ("should not", "shouldn't"),
-        ("I am", "I'm"), ("I will", "I'll"), ("we are", "we're"), ("we will", "we'll"),
-        ("you are", "you're"), ("you will", "you'll"), ("they are", "they're"), ("they will", "they'll"),
-        ("it is", "it's"), ("that is", "that's"), ("there is", "there's"), ("let us", "let's"),
-    ]
-
     /// "Hey", "Hey there", "Hey team", "Hey Ana Ruiz" at the start, with what follows it (",", "!").
     nonisolated(unsafe) static let openerPattern = try! NSRegularExpression(
         pattern: #"^\s*(?i:hey|hiya|yo)\b(?: +((?i:there|all|everyone|folks|guys|team|y'all)\b|\p{Lu}[\p{L}'’-]*(?: \p{Lu}[\p{L}'’-]*)?))?\s*[,!:—–-]?"#)
 
     // MARK: Helpers
-
-    static func describeCasual(_ marker: String) -> String {
-        switch marker {
-        case "contractions": return "contractions"
-        case "secondPerson": return "\"you\""
-        default: return "short sentences"
-        }
-    }
 
     static func unique(_ words: [String]) -> [String] {
         var seen = Set<String>()
@@ -269,7 +257,7 @@ public enum ToneCheck {
 
     /// Whether `lower` (lower case, contractions spelled out) has `phrase` at word boundaries.
     static func contains(_ lower: String, _ phrase: String) -> Bool {
-        let p = TextChecks.expanded(phrase)
+        let p = Lexicon.expanded(phrase)
         var from = lower.startIndex
         while let r = lower.range(of: p, range: from..<lower.endIndex) {
             let before = r.lowerBound == lower.startIndex ? nil : lower[lower.index(before: r.lowerBound)]

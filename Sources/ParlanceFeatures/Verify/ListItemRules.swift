@@ -1,11 +1,13 @@
 import ParlanceProtocol
 
-/// Judges and repairs the string lists of an analysis (topics, takeaways, action items,
-/// tags, themes): no item twice (equal after normalising, or nearly the same content
-/// words), no item that is a prompt label ("Transcript: 1", "keyTakeaways") or a word
-/// repeated, and where a sentence is asked for, no bare name ("The Local Loop"). Failing
-/// items are dropped; the caller tops the list up from another attempt.
-public enum ListVerifier {
+/// The rules each item of an analysis list must pass (topics, takeaways, action items,
+/// tags, themes), and the repair of one list by them: no item twice (equal after
+/// normalising, or nearly the same content words), no item that is a prompt label
+/// ("Transcript: 1", "keyTakeaways") or a word repeated, and where a sentence is asked for,
+/// no bare name ("The Local Loop"). Failing items are dropped; the caller tops the list up
+/// from another attempt. The whole result (its lists, audience and prose) is
+/// `AnalysisVerifier`'s; the audience rules and a source's names are here, beside the items'.
+public enum ListItemRules {
     public enum Kind: Sendable { case phrase, sentence }
 
     public struct Field: Sendable {
@@ -40,9 +42,9 @@ public enum ListVerifier {
         if words.count >= 3, Set(words).count == 1 { return .labelItem }
         if kind == .sentence {
             if names.contains(n) { return .nameOnlyItem }
-            let raw = WordDiff.tokens(item).filter { $0.isWord && $0.text.filter(\.isLetter).count >= 2 }
+            let raw = Lexicon.words(item).filter { $0.filter(\.isLetter).count >= 2 }
             if raw.count < 3 { return .nameOnlyItem }
-            if raw.count <= 4, raw.allSatisfy({ $0.text.first?.isUppercase ?? false }) { return .nameOnlyItem }
+            if raw.count <= 4, raw.allSatisfy({ $0.first?.isUppercase ?? false }) { return .nameOnlyItem }
         }
         if let source {
             // A topic that is only a name of the text (the show, a guest, a company) says nothing of the subject.
@@ -77,7 +79,7 @@ public enum ListVerifier {
     /// A prompt label: a field name (split camelCase), "transcript", "speaker", "summary",
     /// optionally followed by a number ("Transcript: 2").
     static func isLabel(_ normalized: String, labels: [String]) -> Bool {
-        var words = normalized.split(separator: " ").map(String.init)
+        var words = Lexicon.words(normalized, .normalized)
         if let last = words.last, last.allSatisfy(\.isNumber) { words.removeLast() }
         let stem = words.joined(separator: " ")
         if stem.isEmpty { return true }
@@ -94,14 +96,16 @@ public enum ListVerifier {
         return out
     }
 
-    /// Items in order, failing ones dropped, with one issue per dropped item. The list
-    /// never goes below `minItems`: the least bad dropped items are kept (and reported as
-    /// not repaired) when there are not enough good ones.
+    /// Items in order, failing ones dropped (`.repair`), with one finding per failing item.
+    /// The list never goes below `minItems`: the least bad failing items are kept (and
+    /// reported as not repaired) when there are not enough good ones.
     /// `fill`: sentences of the transcript that may stand in for dropped items of a
     /// sentence list (before any failing item is kept to reach `minItems`), worked out only
-    /// when an item is dropped.
+    /// when an item is dropped, and only by `.repair`. `.report` and `.propose` return the
+    /// items as given.
     public static func repair(_ items: [String], field: Field, labels: [String], names: Set<String>, source: SourceSupport? = nil,
-                       instructions: [String] = [], fill: @autoclosure () -> [String] = []) -> (items: [String], issues: [VerificationIssue]) {
+                              instructions: [String] = [], mode: VerifyMode = .repair, fill: @autoclosure () -> [String] = []) -> Repaired<[String]> {
+        let given = items
         var kept: [String] = []
         var dropped: [(item: String, code: VerificationIssueCode, index: Int)] = []
         let items = items.map(unnumbered)
@@ -113,16 +117,16 @@ public enum ListVerifier {
                 kept.append(item)
             }
         }
-        var issues: [VerificationIssue] = []
+        var findings: [Finding] = []
         var added: [String] = []
-        if !dropped.isEmpty {
+        if !dropped.isEmpty, mode == .repair {
             for candidate in fill() where kept.count < field.minItems {
                 guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) == nil,
                       !kept.contains(where: { TextChecks.jaccard($0, candidate) >= 0.4 }) else { continue }
                 // Each added sentence stands in for one dropped item, in order, and carries its code.
                 let replaced = dropped[min(added.count, dropped.count - 1)]
-                issues.append(VerificationIssue(replaced.code, "\"\(RewriteVerifier.clip(candidate, 60))\", from the transcript, in place of item \(replaced.index + 1): added",
-                                                path: "\(field.key)[\(kept.count)]", repaired: true))
+                findings.append(Finding(replaced.code, .transcriptSentence(candidate, inPlaceOf: replaced.index), path: "\(field.key)[\(kept.count)]",
+                                        action: .added))
                 kept.append(candidate)
                 added.append(candidate)
             }
@@ -139,50 +143,31 @@ public enum ListVerifier {
             } + added
         }
         for d in dropped {
-            let kept = !restored.contains(d.index)
-            issues.append(VerificationIssue(d.code, describe(d.code, d.item) + (kept ? ": removed" : ""), path: "\(field.key)[\(d.index)]",
-                                            repaired: kept ? true : nil))
+            let finding = Finding(d.code, .listItem(d.item), path: "\(field.key)[\(d.index)]")
+            findings.append(restored.contains(d.index) ? finding : finding.acted(.removed, mode))
         }
-        return (kept, issues)
-    }
-
-    static func describe(_ code: VerificationIssueCode, _ item: String) -> String {
-        let q = "\"\(RewriteVerifier.clip(item, 60))\""
-        switch code {
-        case .duplicateItem: return "\(q) repeats an earlier item"
-        case .labelItem: return "\(q) is a prompt label or a repeated word, not content"
-        case .nameOnlyItem: return "\(q) is a name, not a sentence"
-        case .instructionEcho: return "\(q) repeats the prompt's own words"
-        case .unsupportedFact: return "\(q) is not supported by the transcript"
-        default: return q
-        }
+        return Repaired(mode == .repair ? kept : given, findings: findings)
     }
 
     /// `targetAudience` must describe people ("developers new to local models"), not be a
     /// name from the text (a company, a show, a speaker).
-    public static func audienceProblem(_ audience: String, names: Set<String>) -> VerificationIssue? {
+    public static func audienceProblem(_ audience: String, names: Set<String>) -> Finding? {
         let n = TextChecks.normalized(audience)
-        let words = WordDiff.tokens(audience).filter { $0.isWord && $0.text.filter(\.isLetter).count >= 2 }
-        let titleCase = !words.isEmpty && words.allSatisfy { $0.text.first?.isUppercase ?? false }
-        let fromText = names.contains(n) || words.contains { names.contains(TextChecks.normalized($0.text)) && ($0.text.first?.isUppercase ?? false) }
-        if n.isEmpty {
-            return VerificationIssue(.audienceIsName, "targetAudience is empty", path: "targetAudience")
-        }
+        let words = Lexicon.words(audience).filter { $0.filter(\.isLetter).count >= 2 }
+        let titleCase = !words.isEmpty && words.allSatisfy { $0.first?.isUppercase ?? false }
+        let fromText = names.contains(n) || words.contains { names.contains(TextChecks.normalized($0)) && ($0.first?.isUppercase ?? false) }
+        if n.isEmpty { return Finding(.audienceIsName, .audienceEmpty, path: "targetAudience") }
         if names.contains(n) || (titleCase && fromText) || !TextChecks.isLanguage(audience) && words.count < 2 {
-            return VerificationIssue(.audienceIsName, "targetAudience \"\(RewriteVerifier.clip(audience, 60))\" is a name from the text, not a description of people",
-                                     path: "targetAudience")
+            return Finding(.audienceIsName, .audienceIsName(audience), path: "targetAudience")
         }
-        if !describesPeople(audience) {
-            return VerificationIssue(.audienceIsName, "targetAudience \"\(RewriteVerifier.clip(audience, 60))\" does not describe a kind of person",
-                                     path: "targetAudience")
-        }
+        if !describesPeople(audience) { return Finding(.audienceIsName, .audienceNotPeople(audience), path: "targetAudience") }
         return nil
     }
 
     /// "engineers who build on-device AI", "anyone curious about bees": a people noun or a
     /// "those who"/"anyone" phrase, in English, Spanish, French or German.
     public static func describesPeople(_ audience: String) -> Bool {
-        let words = TextChecks.normalized(audience).split(separator: " ").map(String.init)
+        let words = Lexicon.words(audience, .normalized)
         return words.contains { w in peopleNouns.contains(w) || peopleNouns.contains(w.hasSuffix("s") ? String(w.dropLast()) : w) }
     }
 

@@ -1,0 +1,179 @@
+import Foundation
+import ParlanceEngine
+import ParlanceProtocol
+
+/// One variation generated, verified and, while it fails, generated again under the
+/// `RetryPolicy`.
+extension Compose {
+    /// One attempt at a variation: the model's output and the text kept from it (cleaned,
+    /// and with verification on, repaired), with what the checks found.
+    struct Attempt: Sendable {
+        var out: Generated
+        var seed: UInt32
+        var attempt: Int
+        var text: String
+        var findings: [Finding]
+        var repaired: Bool
+        var missingFacts: Int
+        /// Generated under a grammar (facts forced, or a tone's opener).
+        var constrained: Bool
+        /// Generated with the stronger tone line.
+        var toneRetried: Bool
+    }
+
+    /// When a failing variation is generated again, and how each later attempt differs from
+    /// the first (another seed always; the rest here).
+    struct RetryPolicy: Sendable {
+        let tone: Tone
+        /// The tone the variation is held to: nil for a refinement, which may change the tone on purpose.
+        let checkedTone: Tone?
+        let maxAttempts: Int
+        /// Grammars may force what the last attempt lacked: verification is on, there are
+        /// retries, and the engine takes grammars (local models).
+        let grammars: Bool
+        let selection: String
+        let units: [FactGrammar.Unit]
+
+        /// Later attempts sample at most this hot: a small model copies facts more faithfully cooler.
+        static let laterTemperature = 0.2
+
+        init(tone: Tone, refinement: Bool, attempts: Attempts, acceptsGrammar: Bool, selection: String) {
+            self.tone = tone
+            checkedTone = refinement ? nil : tone
+            maxAttempts = attempts.maxAttempts
+            grammars = attempts.verify && attempts.maxAttempts > 1 && acceptsGrammar
+            self.selection = selection
+            units = FactGrammar.units(selection)
+        }
+
+        /// How one attempt is asked.
+        struct Plan {
+            /// A stronger tone line for the prompt.
+            var toneHint: String?
+            /// A grammar the output must follow.
+            var grammar: String?
+        }
+
+        /// Attempt `attempt`, after `last`: when the tone was off, a stronger tone line, and a
+        /// tone with a marker phrase (empathetic, diplomatic) opens with one by grammar; facts
+        /// still missing after repair are forced by a grammar as soon as nothing worse is
+        /// wrong, or on the last attempt.
+        func plan(attempt: Int, after last: Attempt?) -> Plan {
+            guard attempt > 1, let last else { return Plan() }
+            let open = last.findings.filter(\.isOpen)
+            let toneOff = open.contains { $0.code == .toneMismatch }
+            let severe = open.contains { $0.code != .factMissing && $0.code != .toneMismatch }
+            let required = FactGrammar.missing(units, in: last.text)
+            let forceFacts = grammars && !required.isEmpty && (attempt == maxAttempts || !severe)
+            let openers = grammars && toneOff && checkedTone != nil ? FactGrammar.openers(for: tone) : []
+            let grammar = forceFacts || !openers.isEmpty ? FactGrammar.gbnf(selection: selection, units: forceFacts ? required : [], openers: openers) : nil
+            return Plan(toneHint: toneOff ? ToneCheck.instruction(tone) : nil, grammar: grammar)
+        }
+
+        /// Whether to generate again after `a` (which failed). Not after a grammar attempt:
+        /// nothing does better. Not for a tone alone that only a free retry could change:
+        /// formal and casual have had their lexical repairs, direct has none, and a tone a
+        /// stronger line did not fix is reported; a free retry costs a whole variation for no
+        /// better odds. Empathetic and diplomatic get one retry, opening with a marker phrase.
+        func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
+            if a.constrained { return false }
+            let toneOnly = findings.filter(\.isOpen).allSatisfy { $0.code == .toneMismatch }
+            if toneOnly && (a.toneRetried || ![.empathetic, .diplomatic].contains(tone) || !grammars) { return false }
+            return true
+        }
+
+        /// Failing attempts ranked (lower is better): missing facts weigh most.
+        func rank(_ a: Attempt, _ findings: [Finding]) -> Int {
+            RewriteVerifier.severity(findings, missingFacts: a.missingFacts)
+        }
+    }
+
+    /// One variation: generated, repaired where that is safe and checked against the
+    /// selection (`RewriteVerifier.verify`), and while it still fails, generated again as
+    /// `RetryPolicy` says. `prompt(n, toneHint, examples)` is attempt n's prompt; once an
+    /// attempt has copied the worked examples (the small model takes a request whose frame is
+    /// the example's own for a repeat of it), later ones are asked without them. Returns the
+    /// variation (usage summed over its attempts) and the tokens of the attempt kept, for
+    /// refinements (none when its text was repaired: the tokens no longer say it).
+    static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
+                        attempts: Attempts, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext, previous: String? = nil,
+                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int, String?, Bool) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
+        var usage = Usage.zero
+        let policy = RetryPolicy(tone: tone, refinement: previous != nil, attempts: attempts, acceptsGrammar: engine.acceptsGrammar, selection: original)
+        let facts = Facts.extract(original)
+        var last: Attempt?
+        var examples = true
+        let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
+            let plan = policy.plan(attempt: attempt, after: last)
+            var o = options
+            o.seed = Attempts.seed(options.seed, attempt: attempt)
+            if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, RetryPolicy.laterTemperature) }
+            let (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o, ctx: ctx, part: id)
+            usage = usage + out.usage
+            let cleaned = ComposePrompt.clean(out.text)
+            let verified = RewriteVerifier.verify(.init(original: original, rewrite: cleaned, instructions: instructions, language: language,
+                                                        lengthBounds: lengthBounds, previous: previous, examples: ComposePrompt.exampleTexts,
+                                                        tone: policy.checkedTone), mode: attempts.mode)
+            if !Facts.borrowed(from: ComposePrompt.exampleTexts, in: verified.value, original: original).isEmpty { examples = false }
+            let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: verified.findings, repaired: verified.value != cleaned,
+                            missingFacts: Facts.missing(facts, in: verified.value).count, constrained: constrained, toneRetried: plan.toneHint != nil)
+            last = a
+            return a
+        }, check: \.findings, rank: policy.rank, worthRetrying: policy.worthRetrying)
+        var v = finish(id: id, tone: tone, audience: audience, raw: best.out, text: best.text, original: original, keyPoints: keyPoints, seed: best.seed,
+                       verification: verification)
+        if best.attempt != verification.attempts || best.repaired {
+            // An earlier attempt was better than the last one streamed, or the text was repaired: stream it again.
+            ctx.progress(.init(kind: .report, message: best.repaired ? "attempt \(best.attempt) repaired" : "attempt \(best.attempt) kept",
+                               phase: .verifying, delta: v.text, part: id, attempt: best.attempt, restart: true))
+        }
+        v.usage = Usage(promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, generatedTokens: usage.generatedTokens,
+                        firstTokenMs: best.out.usage.firstTokenMs, totalMs: usage.totalMs,
+                        draftTokens: usage.draftTokens, acceptedDraftTokens: usage.acceptedDraftTokens)
+        return (v, best.repaired ? [] : best.out.prompt.tokens + best.out.tokens)
+    }
+
+    /// One attempt's generation: under `grammar` when there is one; when the grammar does not
+    /// build or leads to a dead end, freely (the attempt is then a free one).
+    static func generate(_ engine: any LanguageModel, prompt: ModelPrompt, grammar: String?, options: ResolvedOptions, ctx: RequestContext,
+                         part: String) async throws -> (out: Generated, constrained: Bool) {
+        guard let grammar else { return (try await Generation.run(engine, prompt: prompt, grammar: nil, options: options, progress: ctx.progress, part: part), false) }
+        do {
+            return (try await Generation.run(engine, prompt: prompt, grammar: grammar, options: options, progress: ctx.progress, part: part), true)
+        } catch let e as EngineError {
+            if case .cancelled = e { throw e }
+            return (try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: part), false)
+        }
+    }
+
+    static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, text: String, original: String, keyPoints: [String], seed: UInt32,
+                       verification: Verification) -> ComposeVariation {
+        let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
+        return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
+                                keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
+                                seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
+    }
+
+    /// A formal and a casual variation must not say the same thing the same way: when they
+    /// do, the casual one is made casual (`RewriteRepair.distinguish`) and says so in its
+    /// verification. Returns the ids changed.
+    @discardableResult
+    static func separateFormalAndCasual(_ results: inout [(Int, ComposeVariation, [Token])], original: String, keyPoints: [String]) -> [String] {
+        var changed: [String] = []
+        let formal = results.filter { $0.1.tone == .formal }.map(\.1.text)
+        for i in results.indices where results[i].1.tone == .casual {
+            guard let casual = RewriteRepair.distinguish(casual: results[i].1.text, fromFormal: formal) else { continue }
+            var v = results[i].1
+            let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: casual.value)
+            v.text = casual.value
+            v.formalityScore = Formality.score(casual.value)
+            v.keyPointsPreserved = kept
+            v.keyPointsMissing = missing
+            v.diff = WordDiff.diff(original, casual.value)
+            v.verification?.issues += casual.issues
+            results[i] = (results[i].0, v, [])
+            changed.append(v.id)
+        }
+        return changed
+    }
+}

@@ -1,0 +1,161 @@
+import ParlanceJSON
+import ParlanceProtocol
+
+/// Judges one analysis result as JSON: its string lists (each by `ListItemRules`), an
+/// optional `targetAudience`, and prose fields that must be language. `apply` repairs a
+/// first attempt (or, `VerifyMode.report`, reports on it); `topUp` fills what it still
+/// lacks from a later one.
+public struct AnalysisVerifier: Sendable {
+    var fields: [ListItemRules.Field]
+    var audienceKey: String? = nil
+    var proseKeys: [String] = []
+    /// Field names of the prompt's schema: items that repeat them are labels, not content.
+    var labels: [String]
+    /// Names in the source (speakers, capitalised names and phrases).
+    var names: Set<String>
+    /// With a source, items must be supported by it and must not repeat `instructions`;
+    /// sentence lists are topped up from its central sentences, and a failing audience is
+    /// replaced by a description of the people interested in the first topics.
+    var source: SourceSupport? = nil
+    var instructions: [String] = []
+    var topicsKey: String? = nil
+    var language = "en"
+
+    public init(fields: [ListItemRules.Field], audienceKey: String? = nil, proseKeys: [String] = [], labels: [String], names: Set<String>,
+                source: SourceSupport? = nil, instructions: [String] = [], topicsKey: String? = nil, language: String = "en") {
+        self.fields = fields
+        self.audienceKey = audienceKey
+        self.proseKeys = proseKeys
+        self.labels = labels
+        self.names = names
+        self.source = source
+        self.instructions = instructions
+        self.topicsKey = topicsKey
+        self.language = language
+    }
+
+    /// One list by the item rules. Dropped items give way to the source's central
+    /// sentences (sentence lists) or key phrases, worked out only when an item is dropped.
+    func items(_ items: [String], _ f: ListItemRules.Field, mode: VerifyMode = .repair) -> Repaired<[String]> {
+        ListItemRules.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, mode: mode,
+                             fill: f.kind == .sentence ? source?.centralSentences() ?? [] : source?.keyPhrases(excluding: names) ?? [])
+    }
+
+    /// The items of a list that pass the rules, none added, none kept to reach a minimum.
+    func passing(_ items: [String], _ f: ListItemRules.Field) -> [String] {
+        ListItemRules.repair(items, field: ListItemRules.Field(f.key, f.kind, minItems: 0), labels: labels, names: names, source: source,
+                             instructions: instructions).value
+    }
+
+    /// The result's lists, audience and prose checked; with `.repair`, repaired first.
+    public func apply(_ content: JSONObject, mode: VerifyMode = .repair) -> Repaired<JSONObject> {
+        var out = Repaired(content)
+        for f in fields {
+            guard let given = out.value[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
+            let list = items(given, f, mode: mode)
+            if mode == .repair { out.value[f.key] = .array(list.value.map { .string($0) }) }
+            out.findings += list.findings
+        }
+        var scalars = Repaired(out.value, findings: scalarFindings(out.value))
+        if mode == .repair { repairProse(&scalars) }
+        if let source { checkProseSupport(&scalars, source: source, mode: mode) }
+        if mode == .repair { repairAudience(&scalars) }
+        return Repaired(scalars.value, findings: out.findings + scalars.findings)
+    }
+
+    /// A prose field that is no summary (a copied line, a placeholder) is repaired before
+    /// regenerating: the transcript's two most central sentences, in the order said.
+    func repairProse(_ r: inout Repaired<JSONObject>) {
+        guard let source else { return }
+        for (i, finding) in r.findings.enumerated() where finding.code == .degenerate {
+            guard let key = finding.path, proseKeys.contains(key), let prose = source.extractiveSummary(sentences: 2),
+                  scalarFindings([key: .string(prose)]).isEmpty else { continue }
+            r.value[key] = .string(prose)
+            r.findings[i].action = .replaced(by: .centralSentences)
+        }
+    }
+
+    /// Each sentence of a prose field must be supported by the transcript: unsupported ones
+    /// are dropped (`.repair`), and a field left with none gets the central sentences.
+    func checkProseSupport(_ r: inout Repaired<JSONObject>, source: SourceSupport, mode: VerifyMode) {
+        for key in proseKeys where !r.findings.contains(where: { $0.path == key && $0.isOpen }) {
+            guard let prose = r.value[key]?.stringValue else { continue }
+            let sentences = Lexicon.sentences(prose, .tiled).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+            let unsupported = sentences.filter { !source.supported($0) }
+            guard !unsupported.isEmpty else { continue }
+            let kept = sentences.filter { source.supported($0) }
+            var finding = Finding(.unsupportedFact, .proseUnsupported(key: key, unsupported: unsupported.count, of: sentences.count, first: unsupported[0]),
+                                  path: key)
+            if mode == .repair, let fixed = kept.isEmpty ? source.extractiveSummary(sentences: 2) : kept.joined(separator: " ") {
+                r.value[key] = .string(fixed)
+                finding.action = kept.isEmpty ? .replaced(by: .centralSentences) : .removed
+            }
+            r.findings.append(finding)
+        }
+    }
+
+    /// A target audience that is a name is repaired before regenerating: the people the
+    /// first topics interest (only topics that passed their checks, else the transcript's
+    /// key phrases).
+    func repairAudience(_ r: inout Repaired<JSONObject>) {
+        guard let key = audienceKey, let i = r.findings.firstIndex(where: { $0.code == .audienceIsName }) else { return }
+        func usable(_ t: String) -> Bool {
+            // Not a name: neither one of the text's nor a run of capitalised words ("Priya Lindqvist").
+            let words = t.split(separator: " ")
+            return !names.contains(TextChecks.normalized(t)) && !(words.count >= 2 && words.allSatisfy { $0.first?.isUppercase ?? false })
+                && !t.contains(":") && words.count <= 5
+        }
+        var given: [String] = []
+        if let tk = topicsKey, let f = fields.first(where: { $0.key == tk }), let items = r.value[tk]?.arrayValue?.compactMap(\.stringValue) {
+            // Only topics that pass their checks (a list short of good items keeps failing ones).
+            given = passing(items, f).filter(usable)
+        }
+        let topics = given.isEmpty ? (source?.keyPhrases(excluding: names) ?? []).filter(usable) : given
+        let audience = ListItemRules.audience(topics: topics, language: language)
+        r.value[key] = .string(audience)
+        r.findings[i].action = .replaced(by: .text(audience))
+    }
+
+    func scalarFindings(_ o: JSONObject) -> [Finding] {
+        var out: [Finding] = []
+        if let key = audienceKey, let a = o[key]?.stringValue, let finding = ListItemRules.audienceProblem(a, names: names) { out.append(finding) }
+        for key in proseKeys {
+            if let s = o[key]?.stringValue, !TextChecks.isLanguage(s) {
+                out.append(Finding(.degenerate, .proseNotLanguage(key: key, text: s), path: key))
+            } else if let s = o[key]?.stringValue, ListItemRules.speakerLine(s, names: names) || TextChecks.placeholder(in: s, source: "") != nil {
+                out.append(Finding(.degenerate, .proseCopiesLine(key: key, text: s), path: key))
+            }
+        }
+        return out
+    }
+
+    /// `merged` (an earlier attempt, already repaired) completed from `next`: lists that
+    /// had to keep failing items get `next`'s good items instead; a failing scalar is
+    /// replaced when `next`'s passes.
+    func topUp(_ merged: Repaired<JSONObject>, from next: JSONObject) -> Repaired<JSONObject> {
+        var o = merged.value
+        var out = merged.findings.filter { f in
+            // Findings of the parts that get replaced are found again below.
+            !(f.isOpen && fields.contains { field in f.path?.hasPrefix(field.key + "[") ?? false })
+                && !(f.code == .audienceIsName || (f.code == .degenerate && proseKeys.contains(f.path ?? "")))
+        }
+        for f in fields {
+            let short = merged.findings.contains { $0.isOpen && ($0.path?.hasPrefix(f.key + "[") ?? false) }
+            guard short, let items = o[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
+            // Only the items that passed, then the new attempt's, each checked against all before it.
+            let fresh = next[f.key]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let list = self.items(passing(items, f) + fresh, f)
+            o[f.key] = .array(list.value.prefix(max(f.minItems, items.count)).map { .string($0) })
+            out += list.findings.filter(\.isOpen).map { var finding = $0; finding.path = f.key; return finding }
+        }
+        for finding in scalarFindings(merged.value) {
+            guard let key = finding.path, let candidate = next[key], case let probe: JSONObject = [key: candidate],
+                  scalarFindings(probe).isEmpty else {
+                out.append(finding)
+                continue
+            }
+            o[key] = candidate
+        }
+        return Repaired(o, findings: out)
+    }
+}

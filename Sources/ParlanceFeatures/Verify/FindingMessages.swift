@@ -1,0 +1,202 @@
+import ParlanceProtocol
+
+extension Finding {
+    /// What a check found, with what the message needs; the message itself is written by
+    /// `message`, below, and nowhere else.
+    public enum Subject: Hashable, Sendable {
+        // MARK: A rewrite (RewriteVerifier, RewriteRepair)
+        /// The output is empty or not language.
+        case notARewrite(String)
+        /// The refusal phrase the output uses.
+        case refusal(String)
+        /// A run of the prompt's own words the output repeats.
+        case rewriteEchoesPrompt(String)
+        /// Facts of the prompt's worked example the output copied.
+        case copiesExample([String])
+        /// The output is the selection unchanged (or, `revision`, the text it was asked to revise).
+        case unchanged(revision: Bool)
+        case factsMissing([String])
+        case factsNotInSelection([String])
+        case length(words: Int, selectionWords: Int, bounds: ClosedRange<Double>)
+        case tone(Tone, [ToneCheck.Failure])
+        case wrongLanguage(found: String, wanted: String)
+        /// A fact the output wrote differently from the selection.
+        case factChanged(FactRepair.Change)
+        /// A name the output greets that the selection does not have.
+        case greetingName(String)
+        /// The tone's lexical repairs.
+        case toneWording(Tone, [ToneCheck.Change])
+        /// A casual variation that said what the formal one says, word for word (as it reads now).
+        case sameAsFormal(String)
+
+        // MARK: An answer (AnswerVerifier)
+        case answerNotLanguage(String)
+        case answerEchoesPrompt(String)
+        case answerPlaceholder(String)
+        /// The answer starts with this mark.
+        case answerFragment(String)
+        case answerRepeatsQuestion
+        /// The id of the segment the answer copies.
+        case answerCopiesSegment(Int)
+        /// What the question asks for, which the answer does not give.
+        case notAnswered(AskStream.AnswerType)
+        case factsNotInSegments([String])
+        /// Cited segments that share little with the question and the answer.
+        case weakCitations([Int])
+        /// Segments that best match the question, not cited.
+        case uncitedSegments([Int])
+        /// The evidence that the document does not answer: what the question asks for, and
+        /// the answerability probability.
+        case notInDocument(expects: AskStream.AnswerType?, answerability: Double)
+
+        // MARK: A list (ListItemRules)
+        /// A list item failing the rule its finding's code names.
+        case listItem(String)
+        /// The title of a key moment failing the rule its finding's code names.
+        case keyMoment(String)
+        /// A sentence of the transcript standing in for a dropped item (its index).
+        case transcriptSentence(String, inPlaceOf: Int)
+
+        // MARK: An analysis result (AnalysisVerifier)
+        case audienceEmpty
+        case audienceIsName(String)
+        case audienceNotPeople(String)
+        /// A prose field (its key) that is not language.
+        case proseNotLanguage(key: String, text: String)
+        /// A prose field that copies a transcript line or holds a placeholder.
+        case proseCopiesLine(key: String, text: String)
+        /// Sentences of a prose field the transcript does not support: how many, of how many, the first.
+        case proseUnsupported(key: String, unsupported: Int, of: Int, first: String)
+    }
+
+    /// The message of the wire's `VerificationIssue`: what was found, then what was done.
+    public var message: String { found + done }
+
+    /// What was found.
+    var found: String {
+        switch subject {
+        case .notARewrite(let text): "the output is not a rewrite: " + (text.isEmpty ? "empty" : "\"\(Finding.clip(text))\"")
+        case .refusal(let phrase): "the model refused or talked about itself instead of rewriting (\"\(phrase)\")"
+        case .rewriteEchoesPrompt(let echo): "the output repeats the prompt's instructions (\"\(Finding.clip(echo))\")"
+        case .copiesExample(let facts): "the output copies the prompt's example (" + facts.joined(separator: ", ") + ")"
+        case .unchanged(let revision): revision ? "the output is the text it was asked to revise, unchanged" : "the output is the selection unchanged"
+        case .factsMissing(let facts): "facts of the selection missing or changed: " + facts.joined(separator: ", ")
+        case .factsNotInSelection(let facts): "not in the selection: " + facts.joined(separator: ", ")
+        case .length(let words, let selection, let bounds):
+            "the output has \(words) words for a selection of \(selection) (outside \(bounds.lowerBound)–\(bounds.upperBound)×)"
+        case .tone(let tone, let failures):
+            "asked for \(tone.rawValue): " + failures.map(\.detail).joined(separator: "; ") + " [marker: " + failures.map(\.marker).joined(separator: ", ") + "]"
+        case .wrongLanguage(let found, let wanted): "the output is in \(found), not \(wanted)"
+        case .factChanged(let c): "the output changed \"\(c.restored)\" to \"\(c.changed)\""
+        case .greetingName(let name): "the output greets \"\(name)\", a name not in the selection"
+        case .toneWording(let tone, let changes): "\(tone.rawValue): " + changes.map(\.description).joined(separator: ", ")
+        case .sameAsFormal(let text): "casual: the same text as the formal variation; made casual (\"\(Finding.clip(text, 40))\")"
+        case .answerNotLanguage(let text): "the answer is not language: \"\(Finding.clip(text))\""
+        case .answerEchoesPrompt(let echo): "the answer repeats the prompt's instructions (\"\(Finding.clip(echo))\")"
+        case .answerPlaceholder(let p): "the answer contains a placeholder (\(p))"
+        case .answerFragment(let first): "the answer is a fragment (it starts with \"\(first)\")"
+        case .answerRepeatsQuestion: "the answer repeats the question"
+        case .answerCopiesSegment(let id): "the answer copies segment \(id), which has nothing in common with the question"
+        case .notAnswered(let type): "the question asks for \(type.phrase) and the answer gives none"
+        case .factsNotInSegments(let facts): "not in the segments shown: " + facts.joined(separator: ", ")
+        case .weakCitations(let ids):
+            "cited segment\(ids.count == 1 ? "" : "s") \(Finding.list(ids)) share\(ids.count == 1 ? "s" : "") little with the question and the answer"
+        case .uncitedSegments(let ids):
+            "segment\(ids.count == 1 ? "" : "s") \(Finding.list(ids)) best match\(ids.count == 1 ? "es" : "") the question and \(ids.count == 1 ? "was" : "were") not cited"
+        case .notInDocument(let expects, let p):
+            (expects.map { "no segment shown gives \($0.phrase) next to the question's subject" } ?? "the segments shown do not hold the question's subject")
+                + " (answerability \(p))"
+        case .listItem(let item), .keyMoment(let item): Finding.describe(code, item)
+        case .transcriptSentence(let s, let index): "\"\(Finding.clip(s, 60))\", from the transcript, in place of item \(index + 1)"
+        case .audienceEmpty: "targetAudience is empty"
+        case .audienceIsName(let a): "targetAudience \"\(Finding.clip(a, 60))\" is a name from the text, not a description of people"
+        case .audienceNotPeople(let a): "targetAudience \"\(Finding.clip(a, 60))\" does not describe a kind of person"
+        case .proseNotLanguage(let key, let text): "\(key) is not language: \"\(Finding.clip(text))\""
+        case .proseCopiesLine(let key, let text): "\(key) copies a transcript line or holds a placeholder: \"\(Finding.clip(text))\""
+        case .proseUnsupported(let key, let n, let of, let first):
+            "\(n) of \(of) sentences of \(key) not supported by the transcript (\"\(Finding.clip(first, 50))\")"
+        }
+    }
+
+    /// What was done (or, proposed, would be): empty when only reported.
+    var done: String {
+        switch action {
+        case nil: ""
+        case .removed?:
+            switch subject {
+            case .greetingName: ": dropped"
+            case .keyMoment: ": moment removed"
+            default: ": removed"
+            }
+        case .added?: ": added"
+        case .restored?: ": restored"
+        case .replaced(.rewording)?: ": repaired"
+        case .replaced(.centralSentences)?: ": replaced by the transcript's central sentences"
+        case .replaced(.text(let text))?: ": replaced by \"\(text)\""
+        case .replaced(.notFound)?: ": not found"
+        }
+    }
+
+    /// A list item quoted, with the rule `code` says it fails.
+    static func describe(_ code: VerificationIssueCode, _ item: String) -> String {
+        let q = "\"\(clip(item, 60))\""
+        switch code {
+        case .duplicateItem: return "\(q) repeats an earlier item"
+        case .labelItem: return "\(q) is a prompt label or a repeated word, not content"
+        case .nameOnlyItem: return "\(q) is a name, not a sentence"
+        case .instructionEcho: return "\(q) repeats the prompt's own words"
+        case .unsupportedFact: return "\(q) is not supported by the transcript"
+        default: return q
+        }
+    }
+
+    /// At most `n` characters of `s`, with "…" when cut.
+    static func clip(_ s: String, _ n: Int = 80) -> String { s.count > n ? String(s.prefix(n)) + "…" : s }
+
+    static func list(_ ids: [Int]) -> String { ids.map(String.init).joined(separator: ", ") }
+}
+
+extension ToneCheck.Failure {
+    /// Why the marker failed, in words.
+    public var detail: String {
+        switch self {
+        case .contractions(let words): "contractions (" + words.joined(separator: ", ") + ")"
+        case .slang(let words): "slang (" + words.joined(separator: ", ") + ")"
+        case .notFullSentences(let first): "not full sentences (\"\(Finding.clip(first, 40))\")"
+        case .readsCasual(let formality): "reads casual (formality \(formality), below \(ToneCheck.formalAtLeast))"
+        case .readsFormal(let formality): "reads formal (formality \(formality), above \(ToneCheck.casualAtMost))"
+        case .notConversational(let missing): "not conversational (no " + missing.map(ToneCheck.Failure.describeCasual).joined(separator: ", no ") + ")"
+        case .noAcknowledgement: "does not acknowledge the reader (no \"I understand\", \"thank you for\", \"I'm sorry\"…)"
+        case .noFactFirst(let example): "the first sentence has none of the selection's facts (such as \(example))"
+        case .noMainWordsFirst: "the first sentence does not carry the selection's main words"
+        case .notShorter(let words, let selectionWords): "not shorter than the selection (\(words) words for \(selectionWords))"
+        case .noHedge: "no hedge or softener (\"perhaps\", \"might\", \"could we\", \"would it be possible\"…)"
+        }
+    }
+
+    static func describeCasual(_ marker: String) -> String {
+        switch marker {
+        case "contractions": return "contractions"
+        case "secondPerson": return "\"you\""
+        default: return "short sentences"
+        }
+    }
+}
+
+extension ToneCheck.Change: CustomStringConvertible {
+    /// `"don't" → "do not"`.
+    public var description: String { "\"\(from)\" → \"\(to)\"" }
+}
+
+extension AskStream.AnswerType {
+    /// What a question of this type asks for, in words: "an amount", "a number", "a date or
+    /// time", "a name".
+    public var phrase: String {
+        switch self {
+        case .amount: "an amount"
+        case .quantity: "a number"
+        case .time: "a date or time"
+        case .name: "a name"
+        }
+    }
+}
