@@ -57,6 +57,7 @@ func concurrencyBench(daemonPath: String, modelPath: String, threads: Int) throw
     ]
 }
 
+/// What the episodes talk about, and the questions ask.
 private let episodeSubjects = ["beekeeping", "astronomy", "sourdough", "cycling", "databases", "shipping", "chess", "sleep", "jazz", "gardening"]
 
 /// A 39-cue episode, two speakers, a figure in every cue: about 1,200 prompt tokens.

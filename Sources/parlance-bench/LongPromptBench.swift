@@ -53,6 +53,7 @@ private struct LongPromptRuns {
                         "thunder", "velvet", "cobalt", "summit", "timber", "crystal", "falcon", "mosaic", "the", "of", "and", "north"]
     static let story = "Tell a long story about a lighthouse keeper and a storm."
 
+    /// Counts `tokensPerWord` on `wide`.
     init(daemonPath: String, modelPath: String, serverPath: String, threads: Int, daemonSettings: Reference.Settings,
          wide: LlamaServer, local: DaemonProcess, local8k: DaemonProcess) throws {
         self.daemonPath = daemonPath
@@ -97,6 +98,8 @@ private struct LongPromptRuns {
         var decodeDeep: [String: [Double]] = [:]
     }
 
+    /// Prompt evaluation at every length and decoding after 2,000 tokens, for llama-server,
+    /// Parlance and raw llama.cpp, `rounds` rounds.
     func promptsAndDeepDecoding(rounds: Int) throws -> PromptFigures {
         var f = PromptFigures()
         for round in 1...rounds {
