@@ -60,7 +60,7 @@ public final class Outgoing: Sendable {
         let timer = timeout.map { limit in
             Task { [weak self] in
                 try await Task.sleep(for: limit)
-                let ms = Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)
+                let ms = Int(limit.inMilliseconds)
                 self?.expire(id, .timedOut(method: method, milliseconds: ms))
             }
         }

@@ -1,3 +1,4 @@
+import ParlanceJSON
 import Foundation
 import Synchronization
 
@@ -43,7 +44,7 @@ final class Job: @unchecked Sendable {
     var inPrompt: Bool { nPast < request.prompt.count }
 
     func stats(now: ContinuousClock.Instant) -> GenerationStats {
-        func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+        func ms(_ d: Duration) -> Double { d.inMilliseconds }
         var s = GenerationStats(
             promptTokens: request.prompt.count, cachedPromptTokens: nCached, generatedTokens: generated.count,
             queuedMs: ms((admitted ?? now) - submitted),

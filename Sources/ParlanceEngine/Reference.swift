@@ -1,3 +1,4 @@
+import ParlanceJSON
 import Foundation
 
 /// llama-bench-style figures measured through the shim with no JSON-RPC and no
@@ -36,7 +37,7 @@ public enum Reference {
                 for i in start..<min(start + batchSize, promptTokens) { batch.add(prompt[i], pos: Int32(i), seq: 0, logits: i == promptTokens - 1) }
                 guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference pp decode failed") }
             }
-            pp = max(pp, Double(promptTokens) / seconds(ContinuousClock.now - t0))
+            pp = max(pp, Double(promptTokens) / (ContinuousClock.now - t0).inSeconds)
             ctx.clear()
             let t1 = ContinuousClock.now
             for (i, t) in tokens(genTokens).enumerated() {
@@ -44,7 +45,7 @@ public enum Reference {
                 batch.add(t, pos: Int32(i), seq: 0, logits: true)
                 guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference tg decode failed") }
             }
-            tg = max(tg, Double(genTokens) / seconds(ContinuousClock.now - t1))
+            tg = max(tg, Double(genTokens) / (ContinuousClock.now - t1).inSeconds)
         }
         return Figures(promptTokensPerSecond: pp, decodeTokensPerSecond: tg)
     }
@@ -101,7 +102,7 @@ public enum Reference {
                 for i in start..<min(start + settings.batch, n) { batch.add(prompt[i], pos: Int32(i), seq: 0, logits: i == n - 1) }
                 guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference prompt of \(n) tokens failed") }
             }
-            return seconds(ContinuousClock.now - t0)
+            return (ContinuousClock.now - t0).inSeconds
         }
         _ = try evaluate(32)  // warm-up, as llama-bench does
         var prompt: [Int: Double] = [:]
@@ -118,7 +119,7 @@ public enum Reference {
                 batch.add(t, pos: Int32(depth + i), seq: 0, logits: true)
                 guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference decode after \(depth) tokens failed") }
             }
-            decode = max(decode, Double(genTokens) / seconds(ContinuousClock.now - t0))
+            decode = max(decode, Double(genTokens) / (ContinuousClock.now - t0).inSeconds)
         }
         return (prompt, decode)
     }
@@ -145,8 +146,7 @@ public enum Reference {
             for s in 0..<streams { batch.add(Int32.random(in: 0..<vocab), pos: Int32(promptLength + step), seq: Int32(s), logits: true) }
             guard ctx.decode(batch) == 0 else { throw EngineError.decodingFailure("reference batched decode failed") }
         }
-        return Double(streams * steps) / seconds(ContinuousClock.now - t0)
+        return Double(streams * steps) / (ContinuousClock.now - t0).inSeconds
     }
 
-    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
 }

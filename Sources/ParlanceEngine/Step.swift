@@ -1,3 +1,4 @@
+import ParlanceJSON
 import Foundation
 
 /// One decode step: the batch composed (a token per generating sequence, its draft, and
@@ -113,7 +114,7 @@ extension Scheduler {
         let started = ContinuousClock.now
         let rc = ctx.decode(batch)
         if rc == 0 {
-            let seconds = Reference.seconds(ContinuousClock.now - started)
+            let seconds = (ContinuousClock.now - started).inSeconds
             if batch.count >= 64 {
                 let perToken = seconds / Double(batch.count)
                 secondsPerPromptToken = secondsPerPromptToken == 0 ? perToken : 0.7 * secondsPerPromptToken + 0.3 * perToken

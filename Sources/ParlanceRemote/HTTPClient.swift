@@ -1,3 +1,4 @@
+import ParlanceJSON
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -64,7 +65,7 @@ public final class HTTPClient: Sendable {
         }
         var request = request
         // URLSession's own idle timeout only as a backstop behind the watchdog.
-        request.timeoutInterval = max(30, timeout.asSeconds * 4)
+        request.timeoutInterval = max(30, timeout.inSeconds * 4)
         let (stream, continuation) = AsyncThrowingStream<Chunk, any Error>.makeStream(bufferingPolicy: .unbounded)
         let (session, delegate) = Self.tls
         let task = session.dataTask(with: request)
@@ -108,7 +109,7 @@ public final class HTTPClient: Sendable {
                     }
                     if stalled {
                         let first = activity.withLock { !$0.any }
-                        let what = first ? "no answer from \(host) within \(timeout.asSeconds.formatted1) s" : "the stream from \(host) stalled for \(timeout.asSeconds.formatted1) s"
+                        let what = first ? "no answer from \(host) within \(timeout.inSeconds.formatted1) s" : "the stream from \(host) stalled for \(timeout.inSeconds.formatted1) s"
                         continuation.finish(throwing: RemoteFault(.remoteTimeout, what, retryable: first))
                         cancel()
                         return
@@ -195,7 +196,6 @@ public final class HTTPClient: Sendable {
 }
 
 extension Duration {
-    var asSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 extension Double {

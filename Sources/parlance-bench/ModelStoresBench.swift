@@ -141,7 +141,7 @@ func pullVersusCurl(modelPath: String, hubServer: String, home: String) throws -
             "vsCurl": .double((p / c * 100).rounded() / 100), "rounds": 3]
 }
 
-func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+func seconds(_ d: Duration) -> Double { d.inSeconds }
 
 /// A value handed from a task to the thread that waits for it.
 final class Handed<T: Sendable>: Sendable {

@@ -266,7 +266,7 @@ public enum Compose {
     }
 
     static func milliseconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+        d.inMilliseconds
     }
 
     static func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 }

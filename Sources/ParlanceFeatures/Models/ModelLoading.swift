@@ -1,3 +1,4 @@
+import ParlanceJSON
 import Foundation
 import ParlanceEngine
 import Synchronization
@@ -68,7 +69,7 @@ extension ModelRegistry {
             let result = { () -> Result<Engine, EngineError> in
                 do { return .success(try Engine(config: config)) } catch let e as EngineError { return .failure(e) } catch { return .failure(.invalidModelFile(path: config.modelPath, reason: "\(error)")) }
             }()
-            loaded(name, result, seconds: (ContinuousClock.now - start).seconds)
+            loaded(name, result, seconds: (ContinuousClock.now - start).inSeconds)
             return result
         }
     }

@@ -255,10 +255,6 @@ extension ModelRegistry.Phase {
     var isReady: Bool { if case .ready = self { return true } else { return false } }
 }
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
 /// The models one request (or one piece of work detached from it) holds, released
 /// together when it is answered.
 public final class ModelUses: Sendable {

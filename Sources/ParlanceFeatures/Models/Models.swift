@@ -33,7 +33,7 @@ public enum Models {
                 isDefault: snap.model.name == registry.settings.defaultModel, fileBytes: fileBytes(snap.model.engine.modelPath),
                 memory: snap.measured.map(memory), estimatedBytes: snap.estimatedBytes, contextSize: snap.model.engine.contextSize,
                 gpuLayersRequested: snap.model.engine.gpuLayers.description, keepAliveSeconds: snap.model.keepAlive,
-                activeRequests: snap.uses, idleMs: snap.idle.map { Int($0.seconds * 1000) }, loads: snap.loads, routes: routes)
+                activeRequests: snap.uses, idleMs: snap.idle.map { Int($0.inSeconds * 1000) }, loads: snap.loads, routes: routes)
         }.map { e -> ModelList.Entry in
             guard let r = registry.remotes[e.name] else { return e }
             var e = e
@@ -170,7 +170,7 @@ public enum Models {
     static func remoteInfo(_ r: RemoteModel) -> RemoteModelInfo {
         RemoteModelInfo(url: r.endpoint.baseURL.absoluteString, endpoint: r.endpoint.host, servedModel: r.servedModel, contextSize: r.contextSize,
                         tokenCounts: r.serverCountsTokens ? "server" : "estimated", maxConcurrentRequests: r.endpoint.maxConcurrentRequests,
-                        activeCalls: r.activeCalls, timeoutMs: Int(r.endpoint.timeout.seconds * 1000), apiKey: r.client.hasKey)
+                        activeCalls: r.activeCalls, timeoutMs: Int(r.endpoint.timeout.inSeconds * 1000), apiKey: r.client.hasKey)
     }
 
     /// A remote model is available when its server answers `/v1/models` listing it.

@@ -247,7 +247,7 @@ public final class RemoteModel: LanguageModel {
             }
             if Task.isCancelled { throw EngineError.cancelled(partial: text, generatedTokens: countTokens(text)) }
             let end = ContinuousClock.now
-            func ms(_ d: Duration) -> Double { d.seconds * 1000 }
+            func ms(_ d: Duration) -> Double { d.inSeconds * 1000 }
             var stats = GenerationStats(
                 promptTokens: usage?.prompt ?? r.prompt.count, cachedPromptTokens: usage?.cached ?? 0,
                 generatedTokens: usage?.completion ?? countTokens(text), queuedMs: ms(queued - start),

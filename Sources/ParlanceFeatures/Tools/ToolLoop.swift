@@ -218,6 +218,6 @@ struct ToolLoop {
 
     static func milliseconds(since start: ContinuousClock.Instant) -> Double {
         let d = ContinuousClock.now - start
-        return ((Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15) * 10).rounded() / 10
+        return (d.inMilliseconds * 10).rounded() / 10
     }
 }

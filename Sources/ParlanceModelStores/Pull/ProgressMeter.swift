@@ -1,3 +1,4 @@
+import ParlanceJSON
 import Foundation
 
 /// Progress for one file: at most every 200 ms (and forced at the start and the end),
@@ -32,7 +33,7 @@ struct ProgressMeter {
         var rate = 0.0
         if let first = samples.first {
             let d = now - first.at
-            let secs = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+            let secs = d.inSeconds
             if secs > 0.001 { rate = Double(max(0, completed - first.bytes)) / secs }
         }
         last = now
