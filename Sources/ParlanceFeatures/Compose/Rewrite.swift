@@ -10,10 +10,15 @@ extension Compose {
     struct Attempt: Sendable {
         var out: Generated
         var seed: UInt32
+        /// 1-based.
         var attempt: Int
+        /// The output cleaned, and repaired when verification repairs.
         var text: String
+        /// What verification found in `text`, repairs included.
         var findings: [Finding]
+        /// `text` is not what the model wrote (its tokens no longer say it).
         var repaired: Bool
+        /// Facts of the selection `text` still lacks.
         var missingFacts: Int
         /// Generated under a grammar (facts forced, or a tone's opener).
         var constrained: Bool

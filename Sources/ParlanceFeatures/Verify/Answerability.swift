@@ -124,17 +124,12 @@ public enum Answerability {
 
     // MARK: Calibrated probability
 
-    /// The logistic model's weights, one per feature, fitted by `eval/fit_abstention.py` on
-    /// the tuning part of the labeled set (see its output in the closing note of issue 28).
+    /// The logistic model's weights: the bias, then one per feature of `Features`, by its
+    /// name. Fitted by `eval/fit_abstention.py` on the tuning part of the labeled set (see its
+    /// output in the closing note of issue 28), which writes them here in this order.
     struct Weights {
-        let bias: Double
-        let questionCoverage: Double
-        let focusCoverage: Double
-        let typedCoverage: Double
-        let typeMissing: Double
-        let modelPassed: Double
-        let modelSaysNotFound: Double
-        let answerSupport: Double
+        let bias, questionCoverage, focusCoverage, typedCoverage, typeMissing: Double
+        let modelPassed, modelSaysNotFound, answerSupport: Double
 
         /// The weighted sum of `f`'s features (booleans count 1 when true), the bias first.
         func logit(_ f: Features) -> Double {
