@@ -29,11 +29,14 @@ final class PullTests: XCTestCase {
         static let proxyNames = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"]
         static let token = "hub-test-token"
 
+        /// The proxy variables as they were before this server set them; `stop()` puts them back,
+        /// so the suites that run after this one in the same process reach loopback directly.
+        let savedProxyVariables: [String: String?]
+
         init() throws {
             // The client (libcurl, for https://) reads the proxy from the process's environment.
-            for name in Self.proxyNames { setenv(name, Self.deadProxy, 1) }
-            unsetenv("NO_PROXY")
-            unsetenv("no_proxy")
+            let env = ProcessInfo.processInfo.environment
+            savedProxyVariables = Dictionary(uniqueKeysWithValues: (Self.proxyNames + ["NO_PROXY", "no_proxy"]).map { ($0, env[$0]) })
             dir = NSTemporaryDirectory() + "parlance-pull-tests-\(getpid())"
             root = dir + "/hub"
             logPath = dir + "/requests.jsonl"
@@ -78,12 +81,19 @@ final class PullTests: XCTestCase {
                 throw NSError(domain: "PullTests", code: 1, userInfo: [NSLocalizedDescriptionKey: "tests/hub_server.py did not print its port"])
             }
             port = p
+            // Set last, so that a failure above leaves the environment as it was.
+            for name in Self.proxyNames { setenv(name, Self.deadProxy, 1) }
+            unsetenv("NO_PROXY")
+            unsetenv("no_proxy")
         }
 
         func stop() {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
             try? FileManager.default.removeItem(atPath: dir)
+            for (name, value) in savedProxyVariables {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
         }
 
         static func synthetic(_ count: Int, seed: UInt64) -> Data {
