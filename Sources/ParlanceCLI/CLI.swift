@@ -13,8 +13,12 @@ import ParlanceServer
 
 /// `parlance`: the daemon (`--stdio`) and the command line, parsed from one kind of option
 /// (Parsing/Option.swift). Exit codes: 0 success, 1 a failed request (its message and data
-/// on stderr), 2 a usage error, 130 interrupted.
+/// on stderr), 2 a usage error, 3 with `--strict` a result that did not pass its checks,
+/// 130 interrupted.
 public enum CLI {
+    /// The exit code of `--strict` when a result did not pass its checks.
+    static let notPassed: Int32 = 3
+
     public static func main(_ arguments: [String]) async -> Int32 {
         ProcessMemory.tune()  // first: few malloc arenas, so freed memory is reused across threads
         var settings = DaemonSettings(env: ProcessInfo.processInfo.environment)
@@ -70,7 +74,8 @@ public enum CLI {
             return 0
         }
         let session = CLISession(settings: values.settings)
-        let inv = Invocation(command: command.name, positionals: positionals, params: values.params, own: values.own, json: values.json, session: session)
+        let inv = Invocation(command: command.name, positionals: positionals, params: values.params, own: values.own, json: values.json,
+                             strict: values.strict, session: session)
         let code: Int32
         do {
             code = try await command.run(inv)

@@ -8,6 +8,26 @@ public enum Render {
     /// Result fields that say how a result was made, not what it says (kept for --json).
     static let bookkeeping: Set<String> = ["usage", "provenance", "verification", "cached", "chunks", "language", "fallbackFrom", "uri"]
 
+    /// One line for each part of a result that did not pass its checks (the result's own
+    /// `verification`, each variation's), saying which checks failed; empty when all passed.
+    /// The command line prints these on stderr, `parlance mcp` after the tool's text, so a
+    /// result that did not pass is never shown as if it had.
+    public static func notPassed(_ r: JSONValue) -> [String] {
+        var lines: [String] = []
+        func note(_ label: String, _ v: JSONValue?) {
+            guard let v, v["passed"]?.boolValue == false else { return }
+            let open = (v["issues"]?.arrayValue ?? []).filter { $0["repaired"]?.boolValue != true }
+            let what = open.compactMap { $0["message"]?.stringValue }.joined(separator: "; ")
+            let attempts = v["attempts"]?.intValue.map { " after \($0) attempt\($0 == 1 ? "" : "s")" } ?? ""
+            lines.append("\(label) did not pass its checks\(attempts)" + (what.isEmpty ? "" : ": " + what))
+        }
+        note("the result", r["verification"])
+        for v in r["variations"]?.arrayValue ?? [] {
+            note("the \(v["tone"]?.stringValue ?? "") rewrite", v["verification"])
+        }
+        return lines
+    }
+
     public static func summary(_ r: JSONValue) -> String {
         var s = (r["summary"]?.stringValue ?? "") + "\n"
         s += list("Main topics", r["mainTopics"], bullet: "•")

@@ -68,7 +68,10 @@ extension MCPServer {
         state.withLock { _ = $0.running.removeValue(forKey: id) }
         switch outcome {
         case .success(let r):
-            var out = JSONObject([("content", .array([MCPWire.text(tool.render(r))])), ("isError", false)])
+            // A result that did not pass its checks says so in its text (the host shows text).
+            let warnings = Render.notPassed(r).map { "Warning: \($0)." }.joined(separator: "\n")
+            let text = tool.render(r) + (warnings.isEmpty ? "" : "\n" + warnings + "\n")
+            var out = JSONObject([("content", .array([MCPWire.text(text)])), ("isError", false)])
             if structuredResults { out["structuredContent"] = r }
             return .success(.object(out))
         case .failure(let f):

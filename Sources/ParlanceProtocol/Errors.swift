@@ -36,7 +36,9 @@ public struct ProtocolError: Sendable, Hashable {
     /// `decodingFailure`, `concurrentRequests` (queue full), `unsupportedLanguageOrLocale` or
     /// `toolCallFailed` (the client did not answer a `tool/call`, or an MCP server failed a
     /// call: `tool`, `callId`, `arguments`, `reason`, `timeoutMs`, for MCP `server` and
-    /// `message`, and the calls made so far in `toolCalls`).
+    /// `message`, and the calls made so far in `toolCalls`; reason `repeatedFailure` when the
+    /// model made a call that had failed again with the same arguments, with that failure in
+    /// `toolError`).
     public static let generationFailed = ProtocolError(
         code: -32010, name: "generationFailed", meaning: "The model could not produce the result; data.error names the case.",
         data: ["type": "object", "properties": [
@@ -45,8 +47,10 @@ public struct ProtocolError: Sendable, Hashable {
             "language": ["type": "string"], "supportedLanguages": ["type": "array", "items": ["type": "string"]],
             "queueCapacity": ["type": "integer"], "detail": ["type": "string"],
             "tool": ["type": "string"], "callId": ["type": "string"], "arguments": [:],
-            "reason": ["type": "string", "enum": ["timedOut", "disconnected", "serverExited", "malformedOutput", "protocolError", "notFound", "couldNotStart"]],
+            "reason": ["type": "string", "enum": ["timedOut", "disconnected", "serverExited", "malformedOutput", "protocolError", "notFound", "couldNotStart",
+                                                   "repeatedFailure"]],
             "server": ["type": "string"], "message": ["type": "string"],
+            "toolError": ["type": "object", "properties": ["code": ["type": "integer"], "message": ["type": "string"]]],
             "timeoutMs": ["type": "integer"], "toolCalls": ["type": "array"]], "required": ["error"]])
 
     /// A remote model's server failed the call: `data.error` is `remoteUnavailable` (no

@@ -12,7 +12,7 @@ import ParlanceJSON
 /// object is generated under the grammar of that tool's `parameters` schema, so it is valid
 /// for it by construction (up to the gaps `GrammarBuilder` lists, which the validator
 /// catches), written compactly (no whitespace between JSON tokens: fewer tokens, and only one
-/// way to write a call). An answer is free text that does not begin with `<` nor contain `<tool_call>`,
+/// way to write a call). An answer is free text that does not begin with `<` nor imitate a call,
 /// or JSON valid for the turn's schema.
 public enum ToolCallFormat {
     public static let open = "<tool_call>\n"
@@ -42,10 +42,36 @@ public enum ToolCallFormat {
     /// The JSON Schema of one call object: `{"name": <one of the tools>, "arguments": <its parameters>}`.
     public static func callSchema(_ tools: [Tool]) -> JSONValue {
         let alternatives: [JSONValue] = tools.map { t in
-            ["type": "object", "properties": ["name": ["const": .string(t.name)], "arguments": t.parameters],
+            ["type": "object", "properties": ["name": ["const": .string(t.name)], "arguments": nonEmptyRequiredStrings(t.parameters)],
              "required": ["name", "arguments"], "additionalProperties": false]
         }
         return alternatives.count == 1 ? alternatives[0] : ["anyOf": .array(alternatives)]
+    }
+
+    /// `schema` with `minLength: 1` on every required string property that sets no length,
+    /// value list or pattern of its own, at any depth. A small model that does not know an
+    /// argument writes `""` for it, and a tool answers an empty required argument with an
+    /// error the model then repeats; a required argument is something, so the call grammar
+    /// asks for at least one character.
+    static func nonEmptyRequiredStrings(_ schema: JSONValue) -> JSONValue {
+        guard case .object(var o) = schema else { return schema }
+        if case .object(var properties)? = o["properties"] {
+            let required = Set(o["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            for key in properties.keys {
+                guard case .object(var p)? = properties[key] else { continue }
+                let own = ["minLength", "enum", "const", "pattern", "format"]
+                if required.contains(key), p["type"] == "string", !own.contains(where: { p[$0] != nil }) {
+                    p["minLength"] = 1
+                }
+                properties[key] = nonEmptyRequiredStrings(.object(p))
+            }
+            o["properties"] = .object(properties)
+        }
+        if let items = o["items"] { o["items"] = nonEmptyRequiredStrings(items) }
+        for k in ["anyOf", "oneOf", "allOf"] {
+            if let alts = o[k]?.arrayValue { o[k] = .array(alts.map(nonEmptyRequiredStrings)) }
+        }
+        return .object(o)
     }
 
     /// GBNF for one step: 1...`maxCalls` calls to `tools`, or the answer. With no tools or
@@ -70,30 +96,48 @@ public enum ToolCallFormat {
         return b.rules.text
     }
 
-    /// Text of at least one character that does not begin with `<` and never contains the
-    /// call marker. A small model that may not call any more imitates a call (`<tool_call*>`
-    /// at the start, or a `<tool_call>` block after a sentence) rather than answer; so an
-    /// answer of a session with tools never begins with `<` (an answer that is HTML begins
-    /// with a word or a space instead), and the marker cannot appear in it at all.
+    /// What an answer may never contain, in any case: a small model that may not call any more
+    /// imitates a call rather than answer (`<tool_call]`, `<TOOL_CALL>`, a `[tool_call]` block
+    /// after a sentence), and a client would show that as the answer.
+    static let imitations = ["<tool", "tool_call"]
+
+    /// Text of at least one character that does not begin with `<` and never contains one of
+    /// `imitations` (ignoring case). An answer of a session with tools never begins with `<`
+    /// (an answer that is HTML begins with a word or a space instead).
     ///
-    /// The marker's only `<` is its first character, so "does not contain it" is a small
-    /// automaton: state i has matched the marker's first i characters; `<` always goes to
-    /// state 1, the next marker character to i+1 (never to the full marker), anything else
-    /// to 0; the text may end in any state. Written as right-recursive rules, one per state.
+    /// "Contains none of them" is a small automaton (Aho-Corasick's, written as grammar
+    /// rules): a state is the longest end of the text so far that begins one of the patterns;
+    /// a character that would complete a pattern has no transition; a character in no
+    /// pattern goes back to the empty state; the text may end in any state.
     static func textWithoutCall(_ rules: inout GrammarRules) -> String {
-        let m = Array(marker)
-        let names = (0..<m.count).map { "text-s\($0)" }
-        for i in (0..<m.count).reversed() {
-            var alts = ["", "\"<\" \(names[1])"]
-            if i == 0 {
-                alts.append("[^<\\x00] \(names[0])")
-            } else {
-                alts.append("[^\(classEscape(m[i]))<\\x00] \(names[0])")
-                if i + 1 < m.count { alts.append("\(GrammarRules.literal(String(m[i]))) \(names[i + 1])") }
-            }
-            _ = rules.define(names[i], alts.joined(separator: " | "))
+        let patterns = imitations.map { Array($0.lowercased()) }
+        var states: [[Character]] = [[]]
+        for p in patterns {
+            for n in 1..<p.count where !states.contains(Array(p[..<n])) { states.append(Array(p[..<n])) }
         }
-        return rules.add("answer-text", "[^<\\x00] \(names[0])")
+        var alphabet: [Character] = []
+        for c in patterns.joined() where !alphabet.contains(c) { alphabet.append(c) }
+        let names = states.indices.map { "text-s\($0)" }
+        /// Where `state` goes on `c`, or nil when that would complete a pattern.
+        func next(_ state: [Character], _ c: Character) -> Int? {
+            let t = state + [c]
+            if patterns.contains(where: { t.count >= $0.count && Array(t.suffix($0.count)) == $0 }) { return nil }
+            for drop in 0...t.count {
+                if let i = states.firstIndex(of: Array(t.dropFirst(drop))) { return i }
+            }
+            return 0
+        }
+        func charClass(_ c: Character) -> String {
+            c.isLetter ? "[\(c.lowercased())\(c.uppercased())]" : "[\(classEscape(c))]"
+        }
+        let others = "[^" + alphabet.map { c in c.isLetter ? c.lowercased() + c.uppercased() : classEscape(c) }.joined() + "\\x00]"
+        func transitions(from state: [Character], excluding: Character? = nil) -> [String] {
+            alphabet.filter { $0 != excluding }.compactMap { c in next(state, c).map { "\(charClass(c)) \(names[$0])" } } + ["\(others) \(names[0])"]
+        }
+        for (i, state) in states.enumerated() {
+            _ = rules.define(names[i], ([""] + transitions(from: state)).joined(separator: " | "))
+        }
+        return rules.add("answer-text", transitions(from: [], excluding: "<").joined(separator: " | "))
     }
 
     /// A character for a GBNF class: letters and digits as they are, anything else as `\xHH`

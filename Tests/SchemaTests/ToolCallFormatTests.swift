@@ -44,7 +44,9 @@ final class ToolCallFormatTests: XCTestCase {
         }
         switch answer {
         case .callOnly: XCTFail("an answer where a call was required: \(text)", file: file, line: line)
-        case .text: XCTAssertFalse(text.isEmpty || text.hasPrefix("<") || text.contains("<tool_call>"), text, file: file, line: line)
+        case .text:
+            let lower = text.lowercased()
+            XCTAssertFalse(text.isEmpty || text.hasPrefix("<") || lower.contains("<tool") || lower.contains("tool_call"), text, file: file, line: line)
         case .schema(let s):
             guard let v = try? JSONParser.parse(text) else { return XCTFail("answer is not JSON: \(text)", file: file, line: line) }
             XCTAssertEqual(SchemaValidator.validate(v, against: s), [], text, file: file, line: line)
@@ -72,14 +74,18 @@ final class ToolCallFormatTests: XCTestCase {
         let weather = call("get_weather", #"{"city":"Paris"}"#)
         let time = call("get_time", #"{"timezone":"UTC"}"#)
         for ok in [weather, weather + "\n" + time, call("no_args", "{}"), call("book-table", #"{"people":2,"when":{"day":"tue","hour":19.5}}"#),
-                   "It is sunny.", " <b>sunny</b>", "Paris", "a <tool_call", "a <<tool_cal>", "x <tool_call<tool_call", "x <tool_call >"] {
+                   "It is sunny.", " <b>sunny</b>", "Paris", "a <<too", "a <b>tool</b>", "a tool call", "the tool_cal", "x <toll_call>", "TOOL"] {
             XCTAssertTrue(g.accepts(ok), ok)
             check(ok, tools: tools, maxCalls: 2, answer: .text)
         }
         for bad in [call("get_wether", #"{"city":"Paris"}"#), call("get_weather", "{}"), call("get_time", #"{"timezone":"Mars"}"#),
                     call("book-table", #"{"people":20,"when":{"day":"tue"}}"#), weather + "\n" + weather + "\n" + time,
                     weather + " and then some text", "<tool_call*>", "<b>sunny</b>", "", "<tool_call>\n{\"name\":\"get_weather\"",
-                    "Sure.\n" + weather, "a <<tool_call>", "a <tool<tool_call>"] {
+                    "Sure.\n" + weather, "a <<tool_call>", "a <tool<tool_call>",
+                    // Imitations of a call, in any spelling: never an answer.
+                    "\n<tool_call]\n{}", "a <tool_call", "x <tool_call >", "Sure <TOOL_CALL>", "see [tool_call]", "a <Tool>", "ok tool_CALL",
+                    // A required string argument is never empty.
+                    call("get_weather", #"{"city":""}"#)] {
             XCTAssertFalse(g.accepts(bad), bad)
         }
         // callOnly refuses any answer; a named tool alone refuses the others.

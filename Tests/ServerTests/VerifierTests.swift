@@ -1,5 +1,5 @@
 import ParlanceDocuments
-import ParlanceFeatures
+@testable import ParlanceFeatures
 import ParlanceProtocol
 import XCTest
 
@@ -241,6 +241,22 @@ extension VerifierTests {
         }
         XCTAssertEqual(codes("Dear Jonas, the launch moves to March. Please tell Ana."), [.instructionEcho])
         XCTAssertEqual(codes("The launch may move to March, so please tell Ana."), [])
+    }
+
+    /// Every number and name of the compose prompt's own examples, put into a rewrite of a
+    /// selection that does not have it, fails the rewrite: no output that passes copies them.
+    func testNoFactOfThePromptsExamplesPasses() {
+        let original = "hey team, we're moving the design review to friday, bring your mockups"
+        let facts = Facts.extract(ComposePrompt.exampleTexts.joined(separator: "\n"))
+        XCTAssertGreaterThanOrEqual(facts.count, 6, "\(facts.map(\.text))")
+        for f in facts {
+            let rewrite = "Dear team, we are moving the design review to Friday (\(f.text)). Please bring your mockups."
+            let codes = RewriteVerifier.check(.init(original: original, rewrite: rewrite, instructions: [], language: "en",
+                                                    examples: ComposePrompt.exampleTexts)).map(\.code)
+            XCTAssertTrue(codes.contains(.instructionEcho), "\(f.text): \(codes)")
+        }
+        XCTAssertEqual(RewriteVerifier.check(.init(original: original, rewrite: "Dear team, we are moving the design review to Friday. Please bring your mockups.",
+                                                   instructions: [], language: "en", examples: ComposePrompt.exampleTexts)).map(\.code), [])
     }
 }
 

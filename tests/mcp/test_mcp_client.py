@@ -118,6 +118,27 @@ def test_time_in_tokyo_through_mcp_server_time(s):
     assert day in r["result"]["text"] and clock in r["result"]["text"], r["result"]["text"]
 
 
+def test_tokyo_without_the_argument_spelled_out_does_not_loop(s):
+    """The 135M model is not told the IANA name. It used to write {"timezone": ""}, make the
+    same failing call five times and answer with an imitation of a call. Now: a required
+    string is never empty, no call is made twice in a turn, and no answer looks like a call."""
+    sid = create(s, instructions="Answer with the tool's output.", mcpServers=["time"])
+    r = respond(s, sid, "What time is it in Tokyo?", toolChoice="required")
+    calls = (r.get("result") or r["error"]["data"])["toolCalls"]
+    assert calls, r
+    # Every argument the tools require is a string here, and none is empty.
+    assert all(v != "" for c in calls for v in c["arguments"].values()), calls
+    made = [json.dumps(c["arguments"], sort_keys=True) for c in calls if c.get("ms", 1) != 0]
+    assert len(made) == len(set(made)), f"a call was made twice: {calls}"
+    if "error" in r:
+        # A failing call made again ends the turn with that failure, named.
+        assert r["error"]["code"] == -32010 and r["error"]["data"]["reason"] == "repeatedFailure", r
+        assert r["error"]["data"]["toolError"]["message"], r
+    else:
+        text = r["result"]["text"]
+        assert text and "<tool" not in text.lower() and "tool_call" not in text.lower(), text
+
+
 def test_last_commit_message_through_mcp_server_git(s, env):
     sid = create(s, instructions="Answer with the commit message.", tools=[{"name": "git/git_log"}])
     r = respond(s, sid, f'What is the last commit\'s message? Call the tool with repo_path "{env["repo"]}".', toolChoice={"name": "git/git_log"})

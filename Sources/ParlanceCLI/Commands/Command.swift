@@ -20,34 +20,36 @@ struct Command: Sendable {
     /// What a positional completes to.
     let positionalKind: ValueKind
     let run: @Sendable (Invocation) async throws -> Int32
+    /// Whether its results carry `verification` (then it takes `--strict`).
+    var checked = false
 
     /// Its options, in the order `--help` lists them and parsing tries them (before the
     /// daemon's): `--json`, its own, its method's.
-    var options: [Option] { [Option.json] + own + (paramsSchema.map { MethodOptions.options($0, skip: bound) } ?? []) }
+    var options: [Option] { [Option.json] + (checked ? [Option.strict] : []) + own + (paramsSchema.map { MethodOptions.options($0, skip: bound) } ?? []) }
 
     static let all: [Command] = [
         Command(name: "summarize", synopsis: "[OPTIONS] FILE...", summary: "Summarize transcripts or documents",
                 details: "Summarizes each FILE (SRT, WebVTT or plain text, detected as document/open detects them; - for stdin): a summary, its main topics, key takeaways and audience. A long transcript is summarized in parts, then combined (a progress bar on a terminal).",
                 paramsSchema: Summarize.paramsSchema, bound: ["text", "uri"], own: [], positionals: 1...64, positionalKind: .file,
-                run: Runs.summarize),
+                run: Runs.summarize, checked: true),
         Command(name: "ask", synopsis: "[OPTIONS] FILE QUESTION", summary: "Answer a question from a document, with citations",
                 details: "Answers QUESTION from FILE (- for stdin). On a terminal the answer streams as the model writes it (piped, the final answer is written once), then its citations: the supporting segments with their timestamps. When the document does not say, the answer says so.",
                 paramsSchema: AskStream.paramsSchema, bound: ["text", "uri", "question", "sessionId"], own: [], positionals: 2...2,
-                positionalKind: .file, run: Runs.ask),
+                positionalKind: .file, run: Runs.ask, checked: true),
         Command(name: "rewrite", synopsis: "[--tone T]... [--audience A] [OPTIONS] [TEXT | -]",
                 summary: "Rewrite text in one or more tones",
                 details: "Rewrites TEXT (or stdin, when TEXT is - or absent and stdin is not a terminal) in each --tone, for --audience. With one tone the rewrite is printed alone (streamed on a terminal), so it can be piped; with several, each is printed under its tone.",
                 paramsSchema: ComposeVariations.paramsSchema, bound: ["text"], own: [], positionals: 0...1, positionalKind: .none,
-                run: Runs.rewrite),
+                run: Runs.rewrite, checked: true),
         Command(name: "analyze", synopsis: "tags|entities|highlights|content|worth-it [OPTIONS] FILE",
                 summary: "Structured analysis of a transcript",
                 details: "tags: tags, categories and difficulty; entities: people, organizations, products, locations and resources; highlights: key moments, quotes and action items; content: style, tone and complexity; worth-it: a score with its reasons, takeaways and questions. FILE may be - for stdin.",
                 paramsSchema: AnalyzeTags.paramsSchema, bound: ["text", "uri", "comments"], own: [], positionals: 2...2,
-                positionalKind: .choices(AnalysisKinds.all.map(\.word)), run: Runs.analyze),
+                positionalKind: .choices(AnalysisKinds.all.map(\.word)), run: Runs.analyze, checked: true),
         Command(name: "compare", synopsis: "[OPTIONS] FILE FILE...", summary: "Compare two to eight documents",
                 details: "Common themes, how the documents' positions evolve, each one's unique insights and an order to read them in. Each FILE is titled by its file name.",
                 paramsSchema: AnalyzeCompare.paramsSchema, bound: ["documents"], own: [], positionals: 2...8, positionalKind: .file,
-                run: Runs.compare),
+                run: Runs.compare, checked: true),
         Command(name: "chat", synopsis: "[--instructions TEXT] [--schema FILE] [OPTIONS]", summary: "An interactive session that keeps its history",
                 details: "Reads one prompt per line from stdin and answers each in the same session, streaming. With --schema FILE (a JSON Schema), every answer is a JSON value of that schema. End with Ctrl-D; Ctrl-C stops an answer.",
                 paramsSchema: SessionCreate.paramsSchema, bound: ["tools", "toolChoice", "maxToolCalls", "toolTimeoutMs", "resetToolChoice"],
@@ -73,6 +75,8 @@ struct Invocation: Sendable {
     /// The command's own options, by name, as written.
     let own: [String: String]
     let json: Bool
+    /// `--strict`: exit 3 when a result did not pass its checks.
+    let strict: Bool
     let session: CLISession
 
     /// Text streams as the model writes it on a terminal, where text a retry or a fallback

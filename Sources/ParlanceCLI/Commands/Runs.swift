@@ -10,15 +10,20 @@ import ParlanceProtocol
 enum Runs {
     static func summarize(_ inv: Invocation) async throws -> Int32 {
         let files = inv.positionals
+        var code: Int32 = 0
         for (i, file) in files.enumerated() {
             var p = inv.params
             p["text"] = .string(try Input.read(file))
             let r = try await inv.session.request(Summarize.name, p)
-            if inv.json { inv.session.terminal.out(r.serialized() + "\n"); continue }
-            if files.count > 1 { inv.session.terminal.out((i > 0 ? "\n" : "") + "==> \(file) <==\n") }
-            inv.session.terminal.out(Render.summary(r))
+            if inv.json {
+                inv.session.terminal.out(r.serialized() + "\n")
+            } else {
+                if files.count > 1 { inv.session.terminal.out((i > 0 ? "\n" : "") + "==> \(file) <==\n") }
+                inv.session.terminal.out(Render.summary(r))
+            }
+            code = max(code, checked(r, inv, label: files.count > 1 ? file : nil))
         }
-        return 0
+        return code
     }
 
     static func ask(_ inv: Invocation) async throws -> Int32 {
@@ -27,10 +32,10 @@ enum Runs {
         p["question"] = .string(inv.positionals[1])
         let view = inv.streams ? StreamView(inv.session.terminal) : nil
         let r = try await inv.session.request(AskStream.name, p, view: view)
-        if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return 0 }
+        if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return checked(r, inv) }
         finish(view, inv, r["answer"]?.stringValue ?? "")
         inv.session.terminal.out(Render.citations(r))
-        return 0
+        return checked(r, inv)
     }
 
     static func rewrite(_ inv: Invocation) async throws -> Int32 {
@@ -45,14 +50,14 @@ enum Runs {
         let tones = p["tones"]?.arrayValue?.count ?? 0
         let view = inv.streams && tones <= 1 ? StreamView(inv.session.terminal, parts: true, skip: ["analysis", "prefix"]) : nil
         let r = try await inv.session.request(ComposeVariations.name, p, view: view)
-        if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return 0 }
+        if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return checked(r, inv) }
         let variations = r["variations"]?.arrayValue ?? []
         if variations.count == 1, tones <= 1 {
             finish(view, inv, variations[0]["text"]?.stringValue ?? "")
         } else {
             inv.session.terminal.out(Render.variations(variations))
         }
-        return 0
+        return checked(r, inv)
     }
 
     static func analyze(_ inv: Invocation) async throws -> Int32 {
@@ -63,7 +68,7 @@ enum Runs {
         p["text"] = .string(try Input.read(inv.positionals[1]))
         let r = try await inv.session.request(kind.method.name, p)
         inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
-        return 0
+        return checked(r, inv)
     }
 
     static func compare(_ inv: Invocation) async throws -> Int32 {
@@ -73,7 +78,7 @@ enum Runs {
         })
         let r = try await inv.session.request(AnalyzeCompare.name, p)
         inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
-        return 0
+        return checked(r, inv)
     }
 
     static func models(_ inv: Invocation) async throws -> Int32 {
@@ -153,6 +158,14 @@ extension Runs {
         let connection = Connection.stdio(maxMessageSize: settings.maxMessage)
         try await MCPServer.serve(on: connection, client: try settings.inProcessClient(log: log), log: log)
         return 0
+    }
+
+    /// Says on stderr, one line each, which parts of `r` did not pass their checks (piped or
+    /// not, with `--json` too); the exit code: `CLI.notPassed` with `--strict` when one did not.
+    static func checked(_ r: JSONValue, _ inv: Invocation, label: String? = nil) -> Int32 {
+        let lines = Render.notPassed(r)
+        for line in lines { inv.session.terminal.err("parlance: warning: " + (label.map { "\($0): " } ?? "") + line + "\n") }
+        return inv.strict && !lines.isEmpty ? CLI.notPassed : 0
     }
 
     /// Ends streamed text with the result's own (replacing what was streamed when they

@@ -47,6 +47,11 @@ struct Option: Sendable {
         v.json = true
     }
 
+    /// `--strict`: a result that did not pass its checks exits with `CLI.notPassed` (3).
+    static let strict = Option("--strict", nil, .none, "exit 3 when a result did not pass its checks (it is printed, and what failed is said on stderr, either way)") { v, _ in
+        v.strict = true
+    }
+
     /// A command's own option: its value is kept by name for the command to read (`Invocation.own`).
     static func own(_ name: String, _ value: String?, _ kind: ValueKind, _ help: String) -> Option {
         Option(name, value, kind, help) { $0.own[name] = $1 }
@@ -68,6 +73,7 @@ struct OptionValues: Sendable {
     /// A command's own options, by name, as written.
     var own: [String: String] = [:]
     var json = false
+    var strict = false
     var stdio = false
 }
 

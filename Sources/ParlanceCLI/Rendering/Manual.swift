@@ -23,7 +23,9 @@ enum Manual {
 
         FILE may be - for stdin; SRT, WebVTT and plain text are detected. On a terminal, long work shows a
         progress bar on stderr; piped, output is plain. Exit status: 0 success, 1 a failed request (its
-        message and data on stderr), 2 a usage error, 130 interrupted. 'parlance COMMAND --help' for more.
+        message and data on stderr), 2 a usage error, 3 with --strict a result that did not pass its checks,
+        130 interrupted. A result that did not pass its checks is printed, and what failed is said on stderr.
+        'parlance COMMAND --help' for more.
 
         options (the daemon's and every command's):
         \(DaemonOptions.all.map(line).joined(separator: "\n"))
@@ -88,7 +90,8 @@ enum Manual {
         s += """
         .SH EXIT STATUS
         0 on success; 1 when a request failed (its message and data are printed on standard error) or a file
-        could not be read; 2 on a usage error; 130 when interrupted.
+        could not be read; 2 on a usage error; 3 with \\fB\\-\\-strict\\fR when a result did not pass its checks (the
+        result is printed, and which checks failed is said on standard error, with or without it); 130 when interrupted.
         .SH ENVIRONMENT
         .TP
         .B PARLANCE_MODEL

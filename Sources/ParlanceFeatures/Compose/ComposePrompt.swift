@@ -20,14 +20,16 @@ enum ComposePrompt {
     }
 
     /// Two worked examples before every request: the rewrite only, names and figures kept
-    /// letter for letter, the tone changed. They are the same for every compose request,
-    /// so their KV state is the cached prefix: they cost nothing after the first request.
+    /// letter for letter, the tone changed. Their subjects (an invoice, a warehouse closing)
+    /// and facts are ones a message is unlikely to share: an example about a meeting moved
+    /// to "14 May at 10:30" put "at 10:30" into rewrites of "the review moves to Friday".
+    /// They are the same for every compose request, so their KV state is the cached prefix: they cost nothing after the first request.
     /// The examples' selections and rewrites, for the check that an output did not copy them.
     static let exampleTexts = [
         "hey Jonas, the Oakridge invoice for €2,400 is late again. can u ping Magdalena before Thursday?",
         "Dear Jonas, the Oakridge invoice for €2,400 is overdue again. Could you please contact Magdalena before Thursday?",
-        "Please be advised that the quarterly review with Dr. Okafor has been rescheduled to 14 May at 10:30.",
-        "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May at 10:30.",
+        "Please be advised that the Harbour Street warehouse will be closed on 14 May for its annual inspection.",
+        "Heads up, team: the Harbour Street warehouse is closed on 14 May for its annual inspection.",
     ]
 
     static let examples: [ChatMessage] = [
@@ -44,11 +46,11 @@ enum ComposePrompt {
             Rewrite the text below for the whole team, in the tone given after it. Keep every fact; add nothing.
 
             Text:
-            Please be advised that the quarterly review with Dr. Okafor has been rescheduled to 14 May at 10:30.
+            Please be advised that the Harbour Street warehouse will be closed on 14 May for its annual inspection.
 
             Tone: casual. Friendly and relaxed, simple words, contractions are fine.
             """),
-        ChatMessage(.assistant, "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May at 10:30."),
+        ChatMessage(.assistant, "Heads up, team: the Harbour Street warehouse is closed on 14 May for its annual inspection."),
     ]
 
     static func task(audience: Audience, languageName: String) -> String {

@@ -61,6 +61,25 @@ extension ToolLoop {
         return ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code), f.message, data: .object(data))
     }
 
+    /// Which of a step's calls were made already in this turn.
+    enum Repeated { case noCall, someCalls, everyCall }
+
+    /// Which of `calls` repeat a call of this turn (same tool, same arguments). A repeat of a
+    /// call that failed ends the turn with that failure (-32010 toolCallFailed, reason
+    /// `repeatedFailure`): the model was told of the failure and made the same call again,
+    /// so another step would only loop.
+    static func repeats(_ calls: [ToolCallFormat.ParsedCall], of records: [ToolCallRecord]) throws -> Repeated {
+        let earlier = calls.compactMap { c in records.first { $0.name == c.name && $0.arguments == c.arguments } }
+        if let failed = earlier.first(where: { $0.error != nil }), let error = failed.error {
+            throw ResponseError(ErrorCode(rawValue: ProtocolError.generationFailed.code),
+                                "the model made the call \(failed.callId) to \(failed.name) again with the same arguments after it failed: \(error.message)",
+                                data: ["error": "toolCallFailed", "reason": "repeatedFailure", "tool": .string(failed.name), "callId": .string(failed.callId),
+                                       "arguments": failed.arguments, "toolError": (try? JSONValue(encoding: error)) ?? .null,
+                                       "toolCalls": (try? JSONValue(encoding: records)) ?? .array([])])
+        }
+        return earlier.isEmpty ? .noCall : earlier.count == calls.count ? .everyCall : .someCalls
+    }
+
     /// -32800 with what the turn had produced: the partial text, the calls made, and the
     /// turn's transcript entries (the session itself stays as it was before the turn).
     static func cancelled(partial: String, generatedTokens: Int, records: [ToolCallRecord], turn: [SessionEntry]) -> ResponseError {

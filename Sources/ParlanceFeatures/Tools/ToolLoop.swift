@@ -47,12 +47,25 @@ struct ToolLoop {
         var records: [ToolCallRecord] = []
         var steps: [Usage] = []
         let turnStart = s.entries.count - 1
+        // Set once the model repeats a call that succeeded: it answers with the outputs it has.
+        var answerNow = false
         do {
             while true {
-                let callable = callableTools(remaining: maxCalls - records.count)
+                let callable = answerNow ? [] : callableTools(remaining: maxCalls - records.count)
                 let out = try await step(prompt, callable: callable, remaining: maxCalls - records.count)
                 steps.append(out.usage)
                 if !callable.isEmpty, let calls = try Self.calls(in: out) {
+                    switch try Self.repeats(calls, of: records) {
+                    case .noCall: break
+                    case .someCalls:
+                        answerNow = true
+                    case .everyCall:
+                        // Nothing new to call: the step is dropped, and the next one answers.
+                        answerNow = true
+                        ctx.progress(.init(kind: .report, message: "the model repeated a call it has the output of; answering with it",
+                                           phase: .generating, restart: true))
+                        continue
+                    }
                     s.history = prompt.tokens + out.tokens
                     let at = s.entries.count
                     s.entries.append(SessionEntry(message: ChatMessage(.assistant, out.text), kind: .toolCalls, toolCalls: []))
@@ -106,7 +119,8 @@ struct ToolLoop {
         } else if !callable.isEmpty {
             return try await remoteStep(prompt, tools: formats, remaining: remaining, answer: answer, budget: budget)
         } else {
-            // Nothing to call: the answer alone, as text or under the turn's schema.
+            // Nothing to call on a model without grammars: the answer alone, as text or under
+            // the turn's schema.
             constraint = schema.map { .schema($0) } ?? .none
         }
         let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: constraint,
@@ -189,6 +203,13 @@ struct ToolLoop {
     /// time, a closed connection or a failed MCP server ends the turn.
     func invoke(_ call: ToolCallFormat.ParsedCall, callId: String, before: [ToolCallRecord]) async throws -> ToolCallRecord {
         var r = ToolCallRecord(callId: callId, name: call.name, arguments: call.arguments)
+        if let earlier = before.first(where: { $0.name == call.name && $0.arguments == call.arguments && $0.error == nil }) {
+            // Made already in this turn, and answered: not made again; its output stands.
+            r.output = earlier.output
+            r.ms = 0
+            ctx.progress(.init(kind: .report, message: "\(call.name): the same call was answered already", phase: .toolCall, toolCall: .init(r, state: .finished)))
+            return r
+        }
         if let tool = tools.first(where: { $0.name == call.name }) {
             let violations = SchemaValidator.validate(call.arguments, against: tool.argumentsSchema)
             if !violations.isEmpty {
