@@ -37,8 +37,24 @@ struct Drafter {
         var rows = min(draftRows, batchSize - generating.count)
         var tokens = generating.count
         var yield = Double(generating.count)
+        // A fact's forced rest goes first: every one of its tokens is taken. (A deterministic
+        // request takes it a token a step, as it would have sampled: its batches keep their shape.)
+        var forcing: Set<ObjectIdentifier> = []
+        for j in generating where !j.request.deterministic && rows > 0 {
+            guard let rest = j.facts?.forced, !rest.isEmpty else { continue }
+            let k = min(rest.count, rows, j.request.maxTokens - j.generated.count)
+            guard k > 0 else { continue }
+            j.draft = Array(rest.prefix(k))
+            j.draftIsForced = true
+            forcing.insert(ObjectIdentifier(j))
+            rows -= k
+            tokens += k
+            yield += Double(k)
+        }
         let drafting = generating.filter { j in
+            if forcing.contains(ObjectIdentifier(j)) { return false }
             j.draft = []
+            j.draftIsForced = false
             // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
             // batch shapes, so verifying drafts can change its text (seen with f16 keys: a
             // deterministic refine verified with drafts ended differently).
@@ -103,7 +119,8 @@ struct Drafter {
                 break
             }
         }
-        if !draft.isEmpty { j.policy.record(drafted: draft.count, accepted: taken, generated: j.generated.count) }
+        if !draft.isEmpty && !j.draftIsForced { j.policy.record(drafted: draft.count, accepted: taken, generated: j.generated.count) }
+        j.draftIsForced = false
         return taken
     }
 }

@@ -240,6 +240,10 @@ public final class Engine: Sendable {
 
     public func tokenize(_ text: String) -> [Token] { model.tokenize(text, special: false) }
     public func countTokens(_ text: String) -> Int { model.tokenize(text, special: false).count }
+    /// A guard that finishes each of `facts` exactly once an output starts it, in this model's tokens.
+    public func factGuard(_ facts: [String]) -> FactGuard {
+        FactGuard(facts: facts, tokenize: { model.tokenize($0, special: false) }, piece: { String(decoding: model.piece($0), as: UTF8.self) })
+    }
 
     /// Runs a request. Cancelling the consuming task (or dropping the stream) cancels it
     /// within one decode step, aborting a long prompt evaluation mid-way.

@@ -51,6 +51,9 @@ public struct GenerationRequest: Sendable {
     /// these requests only: elsewhere a draft has no reason to be taken, and on a CPU a
     /// verified token costs nearly a step.
     public var copiesText: Bool
+    /// Facts of the source to finish exactly once the output starts one (`FactGuard`);
+    /// ignored with a grammar. nil: generation as without it, token for token.
+    public var factGuard: FactGuard? = nil
 
     public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
                 maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,

@@ -33,11 +33,16 @@ final class Job: @unchecked Sendable {
     var index: NGramIndex? = nil
     var policy = DraftPolicy()
     var draft: [Token] = []
+    /// This step's draft is a fact's forced rest (`FactGuard`), not a guess to verify.
+    var draftIsForced = false
+    /// The source's facts, finished exactly once started (nil: none, or the request has a grammar).
+    var facts: FactGuard?
 
     init(id: UInt64, request: GenerationRequest, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) {
         self.id = id
         self.request = request
         self.continuation = continuation
+        if request.grammar == nil, let f = request.factGuard, !f.isEmpty { facts = f }
     }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }

@@ -201,7 +201,9 @@ extension Scheduler {
     /// emitted (nil when none was), and whether the job has ended.
     private func emitNext(_ j: Job, index: Int32, now: ContinuousClock.Instant, finished: inout Set<UInt64>) -> (Token?, ended: Bool) {
         guard let sampler = j.sampler else { return (nil, true) }
-        let tok = sampler.sample(ctx, index: index)
+        // A fact begun is finished as the source writes it (the logits at `index` go unused).
+        let forced = j.facts?.next()
+        let tok = forced ?? sampler.sample(ctx, index: index)
         if tok < 0 {
             release(j)
             settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
@@ -217,7 +219,9 @@ extension Scheduler {
         }
         j.generated.append(tok)
         drafter.emitted(tok, by: j)
-        let delta = j.text.append(model.piece(tok, special: j.request.renderSpecial))
+        let piece = model.piece(tok, special: j.request.renderSpecial)
+        j.facts?.observe(tok, text: String(decoding: piece, as: UTF8.self), wasForced: forced != nil)
+        let delta = j.text.append(piece)
         if !delta.isEmpty { j.continuation.yield(.text(delta)) }
         if j.generated.count >= j.request.maxTokens {
             finish(j, .length, now: now)

@@ -19,6 +19,8 @@ public struct ResolvedOptions: Sendable {
     /// The output copies runs of text its prompt holds (a selection rewritten, a variation
     /// refined, transcript segments quoted): the engine's default drafts for such calls only.
     public var copiesText = false
+    /// Facts of the source the output finishes exactly once started (`FactGuard`).
+    public var exactFacts: [String] = []
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -86,9 +88,10 @@ public enum Generation {
         var fittings = [options.maxTokens * 5 / 2, options.maxTokens][...]
         var retried = false
         while true {
-            let request = ModelRequest(prompt: prompt, options: options.sampling, seed: seed, constraint: constraint,
+            var request = ModelRequest(prompt: prompt, options: options.sampling, seed: seed, constraint: constraint,
                                        maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic,
                                        speculative: options.speculative, draftGroup: options.draftGroup, copiesText: options.copiesText)
+            request.exactFacts = options.exactFacts
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
             total = total + out.usage
             guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }

@@ -132,6 +132,7 @@ public enum ComposeVariations: RPCMethod {
         public var speculative: Bool? = nil
         public var verify: Bool? = nil
         public var maxAttempts: Int? = nil
+        public var exactFacts: Bool? = nil
         public var ephemeral: Bool?
         public var model: String? = nil
         public var workDoneToken: JSONValue?
@@ -165,6 +166,7 @@ public enum ComposeVariations: RPCMethod {
             "speculative": .speculative,
             "verify": .verify,
             "maxAttempts": .maxAttempts,
+            "exactFacts": SchemaHint(description: "While a variation is generated, a fact of the selection (an amount, a number with its unit, a name, an identifier) that the output has begun is finished exactly as the selection writes it: the model may leave a fact out but cannot change one it started (local models; a remote model gets the facts spelled out in the prompt). Default true; false generates exactly as without it."),
             "ephemeral": SchemaHint(description: "Do not store this composition in the history (it stays refinable until the daemon exits)."),
             "workDoneToken": SchemaHint(description: "$/progress reports: the analysis (part \"analysis\"), each variation's streamed deltas (part = variation id), then each finished variation (phase done, in `partial`)."),
         ]

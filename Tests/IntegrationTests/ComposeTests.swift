@@ -50,6 +50,26 @@ final class ComposeTests: XCTestCase {
             XCTAssertEqual(v["verification"]?["attempts"], 1)
         }
         XCTAssertFalse(d.progress(token: "nv").contains { $0["restart"] == true }, "no attempt is restarted with verify: false")
+
+        // exactFacts (on by default): an identifier or amount the output has begun is finished
+        // exactly. Without it, the 135M model writes "1Z999AA1123456784" for seed 1.
+        let parcel = "hey team, the parcel 1Z999AA10123456784 ships Thursday at 3pm from Oslo, delivery takes 3 to 5 days and costs £1,150"
+        func texts(exact: Bool) throws -> [String] {
+            let r = compose(d, ["tones": ["formal", "casual", "diplomatic"], "verify": false, "seed": 1, "exactFacts": .bool(exact), "ephemeral": true],
+                            text: parcel, maxTokens: 48)
+            // A text cut off at maxTokens may end inside a fact: its last word is not judged.
+            return try XCTUnwrap(r.result?["variations"]?.arrayValue, "\(r)").compactMap { v in
+                guard let t = v["text"]?.stringValue else { return nil }
+                return v["finishReason"] == "length" ? t.split(separator: " ").dropLast().joined(separator: " ") : t
+            }
+        }
+        func begunButChanged(_ t: String) -> Bool {
+            (t.contains("1Z9") && !t.contains("1Z999AA10123456784")) || (t.contains("£1") && !t.contains("£1,150"))
+        }
+        let guarded = try texts(exact: true)
+        XCTAssertFalse(guarded.contains(where: begunButChanged), "a fact begun is finished exactly: \(guarded)")
+        let free = try texts(exact: false)
+        if !free.contains(where: begunButChanged) { print("ComposeTests: without exactFacts no fact was changed this time: \(free)") }
     }
 
     // MARK: Tones, batching, streaming

@@ -50,6 +50,7 @@ public enum Compose {
         // the others' output too.
         baseOptions.draftGroup = UInt64.random(in: 1...UInt64.max)
         baseOptions.copiesText = true
+        if p.exactFacts ?? true { baseOptions.exactFacts = Facts.exactSpans(selection) }
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 

@@ -48,6 +48,9 @@ public struct ModelRequest: Sendable {
     public var draftGroup: UInt64
     /// The output copies text from the prompt: where the engine's default drafts.
     public var copiesText: Bool
+    /// Facts of the source that, once the output starts one, are finished exactly
+    /// (`FactGuard`; a local engine without a grammar). Empty: no guard.
+    public var exactFacts: [String] = []
 
     public init(prompt: ModelPrompt, options: SamplingOptions, seed: UInt32, constraint: Constraint = .none, maxTokens: Int,
                 cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
@@ -135,9 +138,11 @@ extension Engine: LanguageModel {
                 return AsyncThrowingStream { $0.finish(throwing: error) }
             }
         }
-        return generate(GenerationRequest(prompt: r.prompt.tokens, options: r.options, seed: r.seed, grammar: grammar, maxTokens: r.maxTokens,
-                                          cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial,
-                                          speculative: r.speculative, draftGroup: r.draftGroup, copiesText: r.copiesText))
+        var g = GenerationRequest(prompt: r.prompt.tokens, options: r.options, seed: r.seed, grammar: grammar, maxTokens: r.maxTokens,
+                                  cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial,
+                                  speculative: r.speculative, draftGroup: r.draftGroup, copiesText: r.copiesText)
+        if grammar == nil, !r.exactFacts.isEmpty { g.factGuard = factGuard(r.exactFacts) }
+        return generate(g)
     }
 
     public func describe(_ p: inout Provenance) {

@@ -34,6 +34,20 @@ public enum Facts {
         return out
     }
 
+    /// The spans of `text` an output must copy letter for letter once it begins them
+    /// (`FactGuard`): its facts as written, and every word that mixes digits with letters
+    /// or signs (an identifier "1Z999AA10123456784", a number with its unit "3pm", "10kg").
+    public static func exactSpans(_ text: String) -> [String] {
+        var out = extract(text).map(\.text)
+        let edges = CharacterSet(charactersIn: ".,;:!?()[]{}\"'«»“”‘’")
+        for word in text.split(whereSeparator: \.isWhitespace) {
+            let w = String(word).trimmingCharacters(in: edges)
+            guard w.count >= 3, w.contains(where: \.isNumber), w.contains(where: { !$0.isNumber }) else { continue }
+            if !out.contains(w) { out.append(w) }
+        }
+        return out
+    }
+
     /// The facts that `candidate` does not contain.
     public static func missing(_ facts: [Fact], in candidate: String) -> [Fact] {
         let numbersThere = Set(numberSpans(candidate).map(\.key))
