@@ -53,6 +53,8 @@ public struct Generated: Sendable {
     public var prompt: ModelPrompt
     public var usage: Usage
     public var finishReason: FinishReason
+    /// What stopped the generation while it streamed (`StreamWatch`); nil: it ended by itself.
+    public var stoppedBy: Finding? = nil
 }
 
 extension Usage {
@@ -77,7 +79,7 @@ public enum Generation {
     /// tokens of non-ASCII text can).
     public static func run(
         _ engine: any LanguageModel, prompt: ModelPrompt, schema: JSONValue? = nil, grammar: String? = nil, options: ResolvedOptions,
-        cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil
+        cachePriority: CachePriority = .normal, progress: ProgressReporter, part: String? = nil, watch: StreamWatch? = nil
     ) async throws -> Generated {
         // Checked once here (a bad schema is -32602 before any generation).
         if let schema { _ = try GrammarBuilder.gbnf(for: schema) }
@@ -92,9 +94,15 @@ public enum Generation {
                                        maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic,
                                        speculative: options.speculative, draftGroup: options.draftGroup, copiesText: options.copiesText)
             request.exactFacts = options.exactFacts
-            let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part)
+            let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part, watch: watch)
             total = total + out.usage
-            guard let schema else { return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason) }
+            // Stopped while it streamed: what it wrote is judged as it is, never retried here.
+            if let stop = out.stoppedBy {
+                return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason, stoppedBy: stop)
+            }
+            guard let schema else {
+                return Generated(text: out.text, json: nil, tokens: out.tokens, prompt: prompt, usage: total, finishReason: out.finishReason, stoppedBy: out.stoppedBy)
+            }
             let parsed = try? JSONParser.parse(out.text)
             let violations = parsed.map { SchemaValidator.validate($0, against: schema) } ?? []
             if let parsed, violations.isEmpty {
@@ -126,15 +134,22 @@ public enum Generation {
         var tokens: [Token]
         var usage: Usage
         var finishReason: FinishReason
+        /// What stopped the stream before its end (`StreamWatch`); nil: it ended by itself.
+        var stoppedBy: Finding? = nil
     }
 
     /// Streams one generation's progress. `holdBack(textSoFar)` keeps deltas back while it
     /// is true (output that may turn out to be a tool call, which is not answer text); once it
     /// is false, what was held is sent as one delta and the rest streams as it comes.
+    /// `watch`: checks on the growing text; when one fails the generation is stopped there
+    /// (the engine frees its slot within a step) and the text so far is returned with the
+    /// finding in `stoppedBy`.
     static func stream(_ engine: any LanguageModel, _ request: ModelRequest, structured: Bool, progress: ProgressReporter, part: String?,
-                       holdBack: ((String) -> Bool)? = nil) async throws -> StreamOut {
+                       holdBack: ((String) -> Bool)? = nil, watch: StreamWatch? = nil) async throws -> StreamOut {
         var text = ""
         var holding = holdBack != nil
+        let started = ContinuousClock.now
+        var tokens = 0
         do {
             for try await event in engine.generate(request) {
                 switch event {
@@ -145,6 +160,15 @@ public enum Generation {
                                    promptTokens: total, evaluatedTokens: evaluated, cachedTokens: cached))
                 case .text(var delta):
                     text += delta
+                    tokens += 1
+                    if let watch, let finding = watch.check(text, delta: delta) {
+                        // Leaving the loop drops the stream: the engine cancels the request.
+                        var usage = Usage.zero
+                        usage.promptTokens = request.prompt.tokens.count
+                        usage.generatedTokens = tokens
+                        usage.totalMs = (ContinuousClock.now - started).inMilliseconds
+                        return StreamOut(text: text, tokens: [], usage: usage, finishReason: .stop, stoppedBy: finding)
+                    }
                     if holding {
                         if holdBack?(text) == true { continue }
                         holding = false

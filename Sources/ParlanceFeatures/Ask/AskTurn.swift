@@ -205,6 +205,8 @@ extension Ask {
         let passages = AnswerVerifier.Passages(shown.segments)
         let schema = schema(ids: shown.ids, maxTokens: options.maxTokens)
         var usage = Usage.zero
+        // With verify on, an answer that starts to loop or echo the prompt is stopped as it streams.
+        let watch = attempts.verify ? StreamWatch(instructions: instructions, source: turn.question + "\n" + shown.userContent, placeholders: false) : nil
         let (best, checked) = try await attempts.run(progress: ctx.progress, { attempt in
             var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)
@@ -213,14 +215,14 @@ extension Ask {
                 : s.turns.isEmpty ? engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
                 : Sessions.prompt(for: s, adding: user, engine: engine)
             let out = try await Generation.run(engine, prompt: tokens, schema: schema, options: o, cachePriority: .session,
-                                               progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 99...99, expectedChars: 500)))
+                                               progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 99...99, expectedChars: 500)), watch: watch)
             usage = usage + out.usage
             let d = out.json ?? [:]
             let verdict = AnswerVerifier.check(question: turn.question, answer: d["answer"]?.stringValue ?? "",
                                                cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions,
                                                mode: attempts.mode)
             return Attempted(out: out, user: user, verdict: verdict, attempt: attempt)
-        }, check: { $0.verdict.findings })
+        }, check: { (a: Attempted) -> [Finding] in (a.out.stoppedBy.map { [$0] } ?? []) + a.verdict.findings })
         return (best, checked, usage)
     }
 }

@@ -108,19 +108,25 @@ extension Compose {
         let facts = Facts.extract(original)
         var last: Attempt?
         var examples = true
+        // With verify on, an attempt going wrong is stopped as it streams and the next begins.
+        let watch = attempts.verify ? StreamWatch(instructions: instructions, source: original + (previous.map { "\n" + $0 } ?? ""),
+                                                   language: language.split(separator: "-").first.map(String.init) ?? language) : nil
         let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
             let plan = policy.plan(attempt: attempt, after: last)
             var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)
             if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, RetryPolicy.laterTemperature) }
-            let (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o, ctx: ctx, part: id)
+            let (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o, ctx: ctx,
+                                                        part: id, watch: watch)
             usage = usage + out.usage
             let cleaned = ComposePrompt.clean(out.text)
             let verified = RewriteVerifier.verify(.init(original: original, rewrite: cleaned, instructions: instructions, language: language,
                                                         lengthBounds: lengthBounds, previous: previous, examples: ComposePrompt.exampleTexts,
                                                         tone: policy.checkedTone), mode: attempts.mode)
             if !Facts.borrowed(from: ComposePrompt.exampleTexts, in: verified.value, original: original).isEmpty { examples = false }
-            let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: verified.findings, repaired: verified.value != cleaned,
+            // A stopped stream's finding comes first; its tokens are not the whole output.
+            let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: (out.stoppedBy.map { [$0] } ?? []) + verified.findings,
+                            repaired: verified.value != cleaned || out.stoppedBy != nil,
                             missingFacts: Facts.missing(facts, in: verified.value).count, constrained: constrained, toneRetried: plan.toneHint != nil)
             last = a
             return a
@@ -141,13 +147,15 @@ extension Compose {
     /// One attempt's generation: under `grammar` when there is one; when the grammar does not
     /// build or leads to a dead end, freely (the attempt is then a free one).
     static func generate(_ engine: any LanguageModel, prompt: ModelPrompt, grammar: String?, options: ResolvedOptions, ctx: RequestContext,
-                         part: String) async throws -> (out: Generated, constrained: Bool) {
-        guard let grammar else { return (try await Generation.run(engine, prompt: prompt, grammar: nil, options: options, progress: ctx.progress, part: part), false) }
+                         part: String, watch: StreamWatch?) async throws -> (out: Generated, constrained: Bool) {
+        guard let grammar else {
+            return (try await Generation.run(engine, prompt: prompt, grammar: nil, options: options, progress: ctx.progress, part: part, watch: watch), false)
+        }
         do {
-            return (try await Generation.run(engine, prompt: prompt, grammar: grammar, options: options, progress: ctx.progress, part: part), true)
+            return (try await Generation.run(engine, prompt: prompt, grammar: grammar, options: options, progress: ctx.progress, part: part, watch: watch), true)
         } catch let e as EngineError {
             if case .cancelled = e { throw e }
-            return (try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: part), false)
+            return (try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: part, watch: watch), false)
         }
     }
 

@@ -29,6 +29,10 @@ extension Finding {
         /// A casual variation that said what the formal one says, word for word (as it reads now).
         case sameAsFormal(String)
 
+        // MARK: Any generated text, while it streams (StreamWatch)
+        /// The run of words the output repeats back to back (or a sentence written again).
+        case loop(String)
+
         // MARK: An answer (AnswerVerifier)
         case answerNotLanguage(String)
         case answerEchoesPrompt(String)
@@ -79,6 +83,7 @@ extension Finding {
         case .refusal(let phrase): "the model refused or talked about itself instead of rewriting (\"\(phrase)\")"
         case .rewriteEchoesPrompt(let echo): "the output repeats the prompt's instructions (\"\(Finding.clip(echo))\")"
         case .copiesExample(let facts): "the output copies the prompt's example (" + facts.joined(separator: ", ") + ")"
+        case .loop(let run): "the output repeats itself (\"\(Finding.clip(run))\"); stopped while it streamed"
         case .unchanged(let revision): revision ? "the output is the text it was asked to revise, unchanged" : "the output is the selection unchanged"
         case .factsMissing(let facts): "facts of the selection missing or changed: " + facts.joined(separator: ", ")
         case .factsNotInSelection(let facts): "not in the selection: " + facts.joined(separator: ", ")

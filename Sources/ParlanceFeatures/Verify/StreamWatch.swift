@@ -1,0 +1,78 @@
+import ParlanceDocuments
+import ParlanceProtocol
+
+/// The cheap checks, run on a generation's growing text while it streams, so that an
+/// output going wrong is stopped at once and the next attempt starts, instead of being
+/// finished and then judged: a loop (a run of words repeated back to back, or a sentence
+/// written again), an echo of the prompt's own instructions, a bracketed placeholder, and
+/// text in another language than the one asked for. Each is the finished-text check's own
+/// test (`TextChecks`, `LanguageDetector`), so a stream stopped here would have failed
+/// there; the loop is the one check only a stream needs (a finished loop is cut by
+/// `maxTokens`, after every token of it was paid for).
+public struct StreamWatch: Sendable {
+    /// The prompt's own words (the echo check); empty: not checked.
+    public var instructions: [String] = []
+    /// The user's text: what the output may repeat (echo and placeholders are only those it does not have).
+    public var source = ""
+    /// BCP-47 primary language the output must be in; nil: not checked.
+    public var language: String? = nil
+    /// The code a finding is reported under.
+    public var code: VerificationIssueCode = .degenerate
+    /// Bracketed placeholders are checked (not in JSON output, whose arrays are bracketed).
+    public var placeholders = true
+
+    public init(instructions: [String] = [], source: String = "", language: String? = nil, code: VerificationIssueCode = .degenerate,
+                placeholders: Bool = true) {
+        self.instructions = instructions
+        self.source = source
+        self.language = language
+        self.code = code
+        self.placeholders = placeholders
+    }
+
+    /// Words repeated back to back that make a loop: this many words in all.
+    static let loopWords = 12
+    /// Words a language must be judged on.
+    static let languageWords = 12
+
+    /// What stops the stream, judged when `delta` ends a sentence or a line (the checks are
+    /// whole-text, so once per sentence keeps them cheap); nil: go on.
+    public func check(_ text: String, delta: String) -> Finding? {
+        guard delta.contains(where: { ".!?\n;:".contains($0) }) else { return nil }
+        if let run = Self.loop(in: text), !Lexicon.words(source, .normalized).joined(separator: " ").contains(run + " " + run) {
+            // (A repetition the user's own text has is copied, not a loop.)
+            return Finding(code, .loop(run))
+        }
+        if !instructions.isEmpty, let echo = TextChecks.echo(in: text, instructions: instructions, source: source) {
+            return Finding(.instructionEcho, .rewriteEchoesPrompt(echo))
+        }
+        if placeholders, let p = TextChecks.placeholder(in: text, source: source) { return Finding(code, .answerPlaceholder(p)) }
+        if let want = language, TextChecks.wordCount(text) >= Self.languageWords {
+            let (found, confidence) = LanguageDetector.detect(text)
+            if found != want, found != "und", confidence >= 0.5 { return Finding(.wrongLanguage, .wrongLanguage(found: found, wanted: want)) }
+        }
+        return nil
+    }
+
+    /// The repeated run, when the text ends in one: the same words back to back, at least
+    /// twice and `loopWords` words in all ("hello hello hello …", a clause written again and
+    /// again), or a last sentence of five words or more that the text already holds.
+    static func loop(in text: String) -> String? {
+        let words = Lexicon.words(text, .normalized)
+        if words.count >= loopWords {
+            for period in 1...min(40, words.count / 2) {
+                let unit = Array(words.suffix(period))
+                var times = 1
+                var end = words.count - period
+                while end >= period, Array(words[(end - period)..<end]) == unit {
+                    times += 1
+                    end -= period
+                }
+                if times >= 2, times * period >= loopWords { return unit.joined(separator: " ") }
+            }
+        }
+        let sentences = Sentences.split(text).map { Lexicon.words($0, .normalized) }.filter { !$0.isEmpty }
+        if let last = sentences.last, last.count >= 5, sentences.dropLast().contains(last) { return last.joined(separator: " ") }
+        return nil
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import ParlanceEngine
+import ParlanceProtocol
+import XCTest
+@testable import ParlanceFeatures
+
+/// The checks run on a growing text: a loop is found as soon as it is one, and text that
+/// only repeats a few words, or quotes its source, goes on.
+final class StreamWatchTests: XCTestCase {
+    func testALoopIsFoundWhereItBecomesOne() {
+        let unit = "Please send the report by Friday. "
+        var text = "Dear team, " + unit
+        XCTAssertNil(StreamWatch().check(text, delta: "."), "one sentence is not a loop")
+        text += unit
+        XCTAssertEqual(StreamWatch().check(text, delta: ".")?.code, .degenerate, "the same sentence written again")
+        XCTAssertNotNil(StreamWatch.loop(in: "hello " + String(repeating: "hello ", count: 11) + "."))
+        XCTAssertNotNil(StreamWatch.loop(in: "we will we will we will we will we will we will rock"  + " " + String(repeating: "you rock ", count: 6)))
+    }
+
+    func testOrdinaryTextGoesOn() {
+        let w = StreamWatch(instructions: ["Rewrite the text below for a colleague, in the tone given after it."], source: "the review moves to Friday",
+                            language: "en")
+        for text in ["Dear team, the review moves to Friday. Please bring your mockups.",
+                     "Yes, yes, yes. We can do that. The review moves to Friday.",
+                     "It is very, very, very important that the review moves to Friday."] {
+            XCTAssertNil(w.check(text, delta: "."), text)
+        }
+        XCTAssertNil(w.check("Dear team, the review moves", delta: " moves"), "checked only where a sentence ends")
+        XCTAssertNil(StreamWatch(source: "Please send it now. Please send it now.").check("Please send it now. Please send it now.", delta: "."),
+                     "a repetition the source has is copied, not a loop")
+    }
+
+    func testEchoPlaceholderAndLanguageStopTheStream() {
+        let w = StreamWatch(instructions: ["Rewrite the text below for a colleague, in the tone given after it."], source: "the review moves to Friday",
+                            language: "en")
+        XCTAssertEqual(w.check("Rewrite the text below for a colleague.", delta: ".")?.code, .instructionEcho)
+        XCTAssertEqual(w.check("Dear [Name], the review moves to Friday.", delta: ".")?.code, .degenerate)
+        XCTAssertEqual(w.check("Querido equipo, la revisión se traslada al viernes y por favor traigan sus maquetas.", delta: ".")?.code, .wrongLanguage)
+        XCTAssertNil(StreamWatch(placeholders: false).check(#"{"answer": "Friday.", "citations": [3, 5]}"#, delta: "]"))
+    }
+}
+
+/// A model that writes one sentence again and again until `maxTokens` (one delta a token, every 2 ms),
+/// and counts what it produced before its consumer went away.
+final class LoopingModel: LanguageModel, @unchecked Sendable {
+    let produced = Counter()
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var n = 0
+        func add() { lock.lock(); n += 1; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return n }
+    }
+    var name: String { "looping" }
+    var contextSize: Int { 4096 }
+    var parallel: Int { 1 }
+    var identity: String { "looping" }
+    var hasToolRole: Bool { false }
+    var acceptsGrammar: Bool { false }
+    func countTokens(_ text: String) -> Int { text.split(separator: " ").count }
+    func render(_ messages: [ChatMessage], addAssistant: Bool) -> ModelPrompt { ModelPrompt(messages: messages, tokens: [1, 2, 3]) }
+    func render(_ messages: [ChatMessage], history: [Token], after index: Int, endingAtContentOf end: Int?) -> ModelPrompt { render(messages, addAssistant: true) }
+    func render(_ messages: [ChatMessage], endingAtContentOf end: Int) -> ModelPrompt { render(messages, addAssistant: false) }
+    func describe(_ p: inout Provenance) {}
+    func generate(_ request: ModelRequest) -> AsyncThrowingStream<GenerationEvent, any Error> {
+        let words = ["Please", " send", " the", " report", " by", " Friday."].map { $0 }
+        let counter = produced
+        return AsyncThrowingStream { c in
+            let task = Task {
+                var text = ""
+                for i in 0..<request.maxTokens {
+                    if Task.isCancelled { return }
+                    let w = (i % words.count == 0 && i > 0 ? " " : "") + words[i % words.count]
+                    text += w
+                    counter.add()
+                    c.yield(.text(w))
+                    // A token every 2 ms, as a (fast) model would: the whole loop takes a second.
+                    try? await Task.sleep(for: .milliseconds(2))
+                }
+                c.yield(.done(GenerationResult(text: text, tokens: [], finishReason: .length,
+                                               stats: GenerationStats(promptTokens: 3, cachedPromptTokens: 0, generatedTokens: request.maxTokens,
+                                                                      queuedMs: 0, firstTokenMs: 0, totalMs: 0))))
+                c.finish()
+            }
+            c.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+extension StreamWatchTests {
+    /// A stream that loops is stopped where the loop shows, long before maxTokens, and the
+    /// model stops producing: the tokens it did not write are the time saved.
+    func testALoopingStreamIsStoppedBeforeItsEnd() async throws {
+        let model = LoopingModel()
+        let request = ModelRequest(prompt: model.render([ChatMessage(.user, "Rewrite.")]), options: SamplingOptions(), seed: 1, maxTokens: 512)
+        let out = try await Generation.stream(model, request, structured: false, progress: .none, part: nil,
+                                              watch: StreamWatch(source: "send the report by Friday"))
+        XCTAssertEqual(out.stoppedBy?.code, .degenerate)
+        XCTAssertEqual(out.text, "Please send the report by Friday. Please send the report by Friday.")
+        // The producer sees the cancellation at its next token: it stops well short of 512.
+        XCTAssertLessThan(model.produced.value, 256, "the generation stopped with the stream")
+        print("StreamWatchTests: stopped after \(out.usage.generatedTokens) of 512 tokens; \(512 - model.produced.value) never generated")
+        // Without the watch the same stream runs to maxTokens.
+        let whole = try await Generation.stream(LoopingModel(), request, structured: false, progress: .none, part: nil)
+        XCTAssertNil(whole.stoppedBy)
+        XCTAssertEqual(whole.finishReason, .length)
+    }
+}
