@@ -86,9 +86,18 @@ public enum Compose {
             return all.sorted { $0.0 < $1.0 }
         }
         if attempts.verify {
-            for id in separateFormalAndCasual(&results, original: originalText, keyPoints: keyPoints) {
-                guard let v = results.first(where: { $0.1.id == id })?.1 else { continue }
-                ctx.progress(.init(kind: .report, message: "made casual (it was the formal text)", phase: .verifying, delta: v.text, part: id, restart: true))
+            // Two tones that came back alike fail together; the one whose markers miss is
+            // generated again, opening with a phrase of its tone.
+            try await separateTones(&results, original: originalText) { v, seed in
+                var options = baseOptions
+                options.seed = seed
+                return try await rewrite(id: v.id, tone: v.tone, audience: audience, original: originalText, keyPoints: keyPoints,
+                                         language: language.language, instructions: ComposePrompt.instructionTexts(tone: v.tone, audience: audience, languageName: languageName),
+                                         attempts: Attempts(verify: true, maxAttempts: 1), options: options, engine: engine, ctx: ctx,
+                                         opening: distinctOpeners(v.tone)) { _, toneHint, _ in
+                    engine.render(ComposePrompt.messages(text: selection, tone: v.tone, audience: audience, instructions: p.instructions,
+                                                         languageName: languageName, strict: facts, toneHint: toneHint))
+                }
             }
         }
         let variations = results.map(\.1)

@@ -38,6 +38,10 @@ extension Compose {
         let grammars: Bool
         let selection: String
         let units: [FactGrammar.Unit]
+        /// Phrases the first attempt must open with (a variation regenerated because it read
+        /// like another tone); under a grammar where the engine takes one.
+        var opening: [String] = []
+        let acceptsGrammar: Bool
 
         /// Later attempts sample at most this hot: a small model copies facts more faithfully cooler.
         static let laterTemperature = 0.2
@@ -48,6 +52,7 @@ extension Compose {
             maxAttempts = attempts.maxAttempts
             grammars = attempts.verify && attempts.maxAttempts > 1 && acceptsGrammar
             self.selection = selection
+            self.acceptsGrammar = acceptsGrammar
             units = FactGrammar.units(selection)
         }
 
@@ -64,6 +69,10 @@ extension Compose {
         /// still missing after repair are forced by a grammar as soon as nothing worse is
         /// wrong, or on the last attempt.
         func plan(attempt: Int, after last: Attempt?) -> Plan {
+            if attempt == 1, !opening.isEmpty {
+                return Plan(toneHint: ToneCheck.instruction(tone),
+                            grammar: acceptsGrammar ? FactGrammar.gbnf(selection: selection, units: [], openers: opening) : nil)
+            }
             guard attempt > 1, let last else { return Plan() }
             let open = last.findings.filter(\.isOpen)
             let toneOff = open.contains { $0.code == .toneMismatch }
@@ -102,9 +111,11 @@ extension Compose {
     /// refinements (none when its text was repaired: the tokens no longer say it).
     static func rewrite(id: String, tone: Tone, audience: Audience, original: String, keyPoints: [String], language: String, instructions: [String],
                         attempts: Attempts, options: ResolvedOptions, engine: any LanguageModel, ctx: RequestContext, previous: String? = nil,
-                        lengthBounds: ClosedRange<Double> = 0.3...3.0, prompt: (Int, String?, Bool) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
+                        lengthBounds: ClosedRange<Double> = 0.3...3.0, opening: [String] = [],
+                        prompt: (Int, String?, Bool) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
         var usage = Usage.zero
-        let policy = RetryPolicy(tone: tone, refinement: previous != nil, attempts: attempts, acceptsGrammar: engine.acceptsGrammar, selection: original)
+        var policy = RetryPolicy(tone: tone, refinement: previous != nil, attempts: attempts, acceptsGrammar: engine.acceptsGrammar, selection: original)
+        policy.opening = opening
         let facts = Facts.extract(original)
         var last: Attempt?
         var examples = true
@@ -165,28 +176,5 @@ extension Compose {
         return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
                                 keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
                                 seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
-    }
-
-    /// A formal and a casual variation must not say the same thing the same way: when they
-    /// do, the casual one is made casual (`RewriteRepair.distinguish`) and says so in its
-    /// verification. Returns the ids changed.
-    @discardableResult
-    static func separateFormalAndCasual(_ results: inout [(Int, ComposeVariation, [Token])], original: String, keyPoints: [String]) -> [String] {
-        var changed: [String] = []
-        let formal = results.filter { $0.1.tone == .formal }.map(\.1.text)
-        for i in results.indices where results[i].1.tone == .casual {
-            guard let casual = RewriteRepair.distinguish(casual: results[i].1.text, fromFormal: formal) else { continue }
-            var v = results[i].1
-            let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: casual.value)
-            v.text = casual.value
-            v.formalityScore = Formality.score(casual.value)
-            v.keyPointsPreserved = kept
-            v.keyPointsMissing = missing
-            v.diff = WordDiff.diff(original, casual.value)
-            v.verification?.issues += casual.issues
-            results[i] = (results[i].0, v, [])
-            changed.append(v.id)
-        }
-        return changed
     }
 }

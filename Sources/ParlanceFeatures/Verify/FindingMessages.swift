@@ -26,8 +26,8 @@ extension Finding {
         case greetingName(String)
         /// The tone's lexical repairs.
         case toneWording(Tone, [ToneCheck.Change])
-        /// A casual variation that said what the formal one says, word for word (as it reads now).
-        case sameAsFormal(String)
+        /// A variation that reads nearly word for word like the variation of this other tone.
+        case sameAsOtherTone(Tone)
 
         // MARK: Any generated text, while it streams (StreamWatch)
         /// The run of words the output repeats back to back (or a sentence written again).
@@ -95,7 +95,7 @@ extension Finding {
         case .factChanged(let c): "the output changed \"\(c.restored)\" to \"\(c.changed)\""
         case .greetingName(let name): "the output greets \"\(name)\", a name not in the selection"
         case .toneWording(let tone, let changes): "\(tone.rawValue): " + changes.map(\.description).joined(separator: ", ")
-        case .sameAsFormal(let text): "casual: the same text as the formal variation; made casual (\"\(Finding.clip(text, 40))\")"
+        case .sameAsOtherTone(let other): "reads nearly word for word like the \(other.rawValue) variation"
         case .answerNotLanguage(let text): "the answer is not language: \"\(Finding.clip(text))\""
         case .answerEchoesPrompt(let echo): "the answer repeats the prompt's instructions (\"\(Finding.clip(echo))\")"
         case .answerPlaceholder(let p): "the answer contains a placeholder (\(p))"

@@ -30,16 +30,4 @@ public enum RewriteRepair {
         }
         return out
     }
-
-    /// A casual variation whose text is a formal variation's, word for word, made casual:
-    /// contracted ("we are" → "we're") or, with nothing to contract, greeting the reader
-    /// ("Hi! …"). Nil when it already differs from every formal text.
-    public static func distinguish(casual: String, fromFormal formal: [String]) -> Repaired<String>? {
-        guard formal.contains(where: { TextChecks.normalized($0) == TextChecks.normalized(casual) }) else { return nil }
-        var text = ToneCheck.contract(casual).value
-        if TextChecks.normalized(text) == TextChecks.normalized(casual) {
-            text = text.hasPrefix("Dear ") ? "Hi " + text.dropFirst(5) : "Hi! " + text
-        }
-        return Repaired(text, findings: [Finding(.toneMismatch, .sameAsFormal(text), action: .replaced(by: .rewording))])
-    }
 }

@@ -1,0 +1,70 @@
+import ParlanceEngine
+import ParlanceProtocol
+
+/// Variations of one composition in different tones must not say the same thing the same
+/// way: a formal and a casual text that differ by a word are one text offered twice.
+extension Compose {
+    /// Word overlap at which two variations read alike.
+    static let alikeOverlap = 0.85
+
+    /// Jaccard overlap of the two texts' words, every word counted (a greeting, "we are"
+    /// against "we're" and "please" make the difference between two tones).
+    static func overlap(_ a: String, _ b: String) -> Double {
+        let x = Set(Lexicon.words(a, .normalized)), y = Set(Lexicon.words(b, .normalized))
+        guard !x.isEmpty || !y.isEmpty else { return 1 }
+        return Double(x.intersection(y).count) / Double(x.union(y).count)
+    }
+
+    /// Phrases a variation opens with, under a grammar, when it is generated again because
+    /// it read like another tone: a marker of its own tone in its first words. Direct has
+    /// none (its marker is the selection's fact first).
+    static func distinctOpeners(_ tone: Tone) -> [String] {
+        switch tone {
+        case .formal: return ["Dear team,", "Please note that", "I would like to inform you that", "Kindly note that"]
+        case .casual: return ["Hey,", "Hey team,", "Heads up:", "Quick update:", "Just so you know,"]
+        case .direct: return []
+        case .empathetic, .diplomatic: return FactGrammar.openers(for: tone)
+        }
+    }
+
+    /// Pairs of variations, of different tones, that read alike.
+    static func alike(_ vs: [ComposeVariation]) -> [(Int, Int)] {
+        var pairs: [(Int, Int)] = []
+        for i in vs.indices {
+            for j in vs.indices where j > i && vs[j].tone != vs[i].tone {
+                if overlap(vs[i].text, vs[j].text) >= alikeOverlap { pairs.append((i, j)) }
+            }
+        }
+        return pairs
+    }
+
+    /// For each pair that reads alike: the variation whose tone markers miss (both when both
+    /// do; the later one when neither does) is generated again by `regenerate(v, seed)`,
+    /// opening with a phrase of its tone, and kept when it no longer reads like the other.
+    /// A pair still alike fails together: each says so in its verification. The usage of
+    /// a variation generated again includes the first one's.
+    static func separateTones(_ results: inout [(Int, ComposeVariation, [Token])], original: String,
+                              regenerate: (ComposeVariation, UInt32) async throws -> (ComposeVariation, [Token])) async throws {
+        for (a, b) in alike(results.map(\.1)) {
+            let misses = [a, b].filter { i in
+                let v = results[i].1
+                return !ToneCheck.check(v.text, tone: v.tone, original: original).isEmpty
+            }
+            for i in misses.isEmpty ? [b] : misses {
+                let old = results[i].1
+                let other = results[i == a ? b : a].1
+                var (v, tokens) = try await regenerate(old, UInt32(truncatingIfNeeded: old.seed) &+ 104_729)
+                guard overlap(v.text, other.text) < alikeOverlap else { continue }
+                v.usage = old.usage + v.usage
+                v.verification?.attempts += old.verification?.attempts ?? 0
+                results[i] = (results[i].0, v, tokens)
+            }
+            guard overlap(results[a].1.text, results[b].1.text) >= alikeOverlap else { continue }
+            for (i, j) in [(a, b), (b, a)] {
+                let finding = Finding(.toneMismatch, .sameAsOtherTone(results[j].1.tone))
+                results[i].1.verification?.issues.append(finding.issue)
+                results[i].1.verification?.passed = false
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import ParlanceEngine
+import ParlanceProtocol
+import XCTest
+@testable import ParlanceFeatures
+
+/// Two tones of one composition that come back alike fail together; the one whose tone
+/// markers miss is generated again and kept when it no longer reads like the other.
+final class DistinctTonesTests: XCTestCase {
+    let original = "team the last deploy broke checkout again roll it back and page me if it breaks"
+    let same = "Team: The last deploy broke checkout again. Roll it back and page me if it breaks."
+
+    func variation(_ id: String, _ tone: Tone, _ text: String) -> ComposeVariation {
+        ComposeVariation(id: id, tone: tone, audience: .team, text: text, formalityScore: Formality.score(text), keyPointsPreserved: [], keyPointsMissing: [],
+                         diff: WordDiff.diff(original, text), seed: 7, finishReason: "stop", usage: .zero,
+                         verification: Verification(passed: true, attempts: 1, issues: []))
+    }
+
+    func testIdenticalTonesFailTogetherWhenTheRetryIsAlikeToo() async throws {
+        var results: [(Int, ComposeVariation, [Token])] = [(0, variation("c.1", .formal, same), []), (1, variation("c.2", .casual, same), [])]
+        var regenerated: [Tone] = []
+        try await Compose.separateTones(&results, original: original) { v, _ in
+            regenerated.append(v.tone)
+            return (self.variation(v.id, v.tone, self.same), [])
+        }
+        XCTAssertFalse(regenerated.isEmpty, "a variation of the pair is generated again")
+        for (_, v, _) in results {
+            XCTAssertEqual(v.verification?.passed, false, v.tone.rawValue)
+            XCTAssertTrue(v.verification?.issues.contains { $0.code == .toneMismatch && $0.message.contains("word for word") } ?? false, "\(v)")
+        }
+    }
+
+    func testTheToneThatMissesItsMarkersIsRegeneratedAndKept() async throws {
+        var results: [(Int, ComposeVariation, [Token])] = [(0, variation("c.1", .formal, same), []), (1, variation("c.2", .casual, same), [])]
+        var regenerated: [Tone] = []
+        try await Compose.separateTones(&results, original: original) { v, _ in
+            regenerated.append(v.tone)
+            return (self.variation(v.id, v.tone, v.tone == .casual ? "Hey, heads up: the deploy broke checkout again. Can you roll it back? Ping me if it breaks!"
+                                                                    : "Dear team, the last deployment has broken checkout again. Please roll it back, and page me should it break."), [])
+        }
+        XCTAssertTrue(regenerated.contains(.casual), "the casual text has no casual markers: \(regenerated)")
+        XCTAssertLessThan(Compose.overlap(results[0].1.text, results[1].1.text), Compose.alikeOverlap)
+        for (_, v, _) in results { XCTAssertFalse(v.verification?.issues.contains { $0.message.contains("word for word") } ?? true) }
+        XCTAssertEqual(Compose.alike([variation("a", .formal, "Dear team, the review moves to Friday. Please bring your mockups."),
+                                      variation("b", .casual, "Hey team, the review moves to Friday. Bring your mockups.")]).count, 0,
+                       "two tones that share their facts but not their words are not alike")
+    }
+}
