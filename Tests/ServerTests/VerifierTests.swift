@@ -388,3 +388,11 @@ extension VerifierTests {
         XCTAssertTrue(reported.findings.allSatisfy(\.isOpen))
     }
 }
+
+extension VerifierTests {
+    /// Entities' grounding says what it moved in the one Finding shape, with the words it always had.
+    func testNamesNotInTheTranscriptAreAFinding() {
+        XCTAssertEqual(Finding(.unsupportedFact, .namesNotInTranscript(["Acme", "Bo"]), path: "unverified", action: .removed).issue,
+                       VerificationIssue(.unsupportedFact, "not in the transcript, moved to unverified: Acme, Bo", path: "unverified", repaired: true))
+    }
+}

@@ -66,8 +66,7 @@ public enum Entities {
         content["unverified"] = .array(ungrounded.map { .string($0) })
         // Every listed name was found in the transcript (grounding is the check); names the
         // model gave that are not there were moved to `unverified`.
-        let issues = ungrounded.isEmpty ? [] : [VerificationIssue(.unsupportedFact, "not in the transcript, moved to unverified: " + ungrounded.joined(separator: ", "),
-                                                                  path: "unverified", repaired: true)]
+        let issues = ungrounded.isEmpty ? [] : [Finding(.unsupportedFact, .namesNotInTranscript(ungrounded), path: "unverified", action: .removed).issue]
         return AnalysisOutput(content: content, chunks: chunks, usage: usage,
                               verification: Verification(passed: true, attempts: 1, issues: issues, fallback: issues.isEmpty ? nil : .repaired))
     }

@@ -61,6 +61,10 @@ extension Finding {
         /// A sentence of the transcript standing in for a dropped item (its index).
         case transcriptSentence(String, inPlaceOf: Int)
 
+        // MARK: Entities (grounding)
+        /// Names the model gave that the transcript does not have (moved out of the lists).
+        case namesNotInTranscript([String])
+
         // MARK: An analysis result (AnalysisVerifier)
         case audienceEmpty
         case audienceIsName(String)
@@ -104,6 +108,7 @@ extension Finding {
         case .answerCopiesSegment(let id): "the answer copies segment \(id), which has nothing in common with the question"
         case .notAnswered(let type): "the question asks for \(type.phrase) and the answer gives none"
         case .factsNotInSegments(let facts): "not in the segments shown: " + facts.joined(separator: ", ")
+        case .namesNotInTranscript(let names): "not in the transcript, moved to unverified: " + names.joined(separator: ", ")
         case .weakCitations(let ids):
             "cited segment\(ids.count == 1 ? "" : "s") \(Finding.list(ids)) share\(ids.count == 1 ? "s" : "") little with the question and the answer"
         case .uncitedSegments(let ids):
@@ -131,6 +136,7 @@ extension Finding {
             switch subject {
             case .greetingName: ": dropped"
             case .keyMoment: ": moment removed"
+            case .namesNotInTranscript: ""  // the found text says where they went
             default: ": removed"
             }
         case .added?: ": added"
