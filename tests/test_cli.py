@@ -663,7 +663,9 @@ def test_summarize_on_a_terminal_draws_a_bar_then_clears_it(pty_cli: Callable[..
     assert code == 0, r
     err = r.stderr
     assert b"\r" in err and re.search(rb"\[[#-]{10,}\] +\d{1,3}%", err), f"no progress bar on a terminal's stderr\n{r}"
-    assert err.endswith(b"\r\x1b[K"), f"the bar is left on the screen at the end\n{r}"
+    # A summary that did not pass its checks says so after the bar is gone (one line each).
+    bar_end = re.sub(rb"(parlance: warning: [^\n]* did not pass its checks[^\n]*\r?\n)+$", b"", err)
+    assert bar_end.endswith(b"\r\x1b[K"), f"the bar is left on the screen at the end\n{r}"
     out = r.stdout.decode(errors="replace")
     assert "Main topics:" in out or "Key takeaways:" in out, r
     assert b"\x1b" not in r.stdout and b"\r" not in r.stdout, f"stdout is not plain text\n{r}"
@@ -677,7 +679,9 @@ def test_summarize_stdin_piped_is_plain(cli: Callable[..., Run]) -> None:
     assert r.code == 0, r
     assert "Main topics:" in r.out or "Key takeaways:" in r.out, r
     no_decoration(r)
-    assert r.stderr == b"", f"a successful piped run wrote to stderr\n{r}"
+    # Nothing on stderr but, when the result did not pass its checks, the line that says so.
+    assert re.fullmatch(rb"(parlance: warning: [^\n]* did not pass its checks[^\n]*\n)*", r.stderr), \
+        f"a successful piped run wrote to stderr\n{r}"
 
 
 def test_ask_stdin_piped(cli: Callable[..., Run]) -> None:
@@ -694,6 +698,25 @@ def test_rewrite_stdin_piped(cli: Callable[..., Run]) -> None:
     out = r.out.strip()
     assert out and not out.startswith("[formal"), f"one tone: the rewrite alone, without a heading\n{r}"
     no_decoration(r)
+
+
+def test_a_result_that_did_not_pass_says_so_and_strict_exits_3(cli: Callable[..., Run]) -> None:
+    """A rewrite cut to 16 tokens cannot keep 0.3 of a 70-word selection's length: it does not
+    pass. It is still printed; stderr says which check failed, in one line; --strict exits 3."""
+    text = ("The quarterly budget review has moved from Tuesday to Thursday afternoon because the finance team "
+            "needs two more days to reconcile the vendor invoices, and every department head should bring a "
+            "one-page summary of planned spending, open purchase orders and any risks to the delivery schedule. "
+            "Please also send the slides to the office manager by noon so that she can print them for everyone.")
+    args = ("rewrite", "--tone", "formal", "--max-tokens", "16", "--max-attempts", "1", "--seed", "1", text)
+    r = cli(*args)
+    assert r.code == 0, r
+    assert r.out.strip(), f"the result is printed even when it did not pass\n{r}"
+    lines = r.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("parlance: warning: the formal rewrite did not pass its checks after 1 attempt: "), r
+    assert "words for" in lines[0], f"the failed check is named (length)\n{r}"
+    strict = cli(*args[:1], "--strict", *args[1:])
+    assert strict.code == 3, strict
+    assert strict.stderr.decode().startswith("parlance: warning: the formal rewrite did not pass its checks"), strict
 
 
 # -- a long summary on a terminal: the bar, then Ctrl-C ------------------------------------------

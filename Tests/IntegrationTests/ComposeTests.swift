@@ -104,7 +104,10 @@ final class ComposeTests: XCTestCase {
             // only (the tone line and a stricter line), so the prefix is still reused.
             let attempts = v["verification"]?["attempts"]?.intValue ?? 1
             let uncached = (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
-            XCTAssertLessThan(uncached, 30 + 100 * (attempts - 1), "tail should be short: \(u)")
+            // A variation generated again after all were done (it read like another tone, and
+            // says so) evaluates its prompt once more: the siblings' shared prefix is gone by then.
+            let again = (v["verification"]?["issues"]?.arrayValue ?? []).contains { $0["message"]?.stringValue?.contains("word for word") == true }
+            XCTAssertLessThan(uncached, 30 + 100 * (attempts - 1) + (again ? 600 : 0), "tail should be short: \(u)")
             if attempts == 1 { XCTAssertLessThan((u["promptTokens"]?.intValue ?? 0) - shared, 30, "tail should be short: \(u)") }
         }
 
@@ -128,11 +131,18 @@ final class ComposeTests: XCTestCase {
             let streamed = streamedText(progress, part: vid)
             XCTAssertTrue(streamed.contains(v["text"]!.stringValue!) || streamed.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(String(v["text"]!.stringValue!.prefix(20))),
                           "streamed text of \(vid) does not match: \(streamed)")
+            // One done report; a variation generated again (it read like another tone) sends
+            // another after streaming its new text, and the last one carries the result's.
             let done = progress.filter { $0["phase"] == "done" && $0["part"]?.stringValue == vid }
-            XCTAssertEqual(done.count, 1)
-            XCTAssertEqual(done.first?["partial"], v)
+            XCTAssertTrue((1...2).contains(done.count), "\(done.count) done reports for \(vid)")
+            if done.count == 2 {
+                let first = progress.firstIndex { $0["phase"] == "done" && $0["part"]?.stringValue == vid } ?? 0
+                XCTAssertTrue(progress[first...].contains { $0["part"]?.stringValue == vid && $0["restart"] == true },
+                              "a second done report follows a restart of the variation's text")
+            }
+            XCTAssertEqual(done.last?["partial"], v)
             let lastDelta = progress.lastIndex { $0["part"]?.stringValue == vid && $0["delta"] != nil } ?? 0
-            let doneIndex = progress.firstIndex { $0["phase"] == "done" && $0["part"]?.stringValue == vid } ?? 0
+            let doneIndex = progress.lastIndex { $0["phase"] == "done" && $0["part"]?.stringValue == vid } ?? 0
             XCTAssertLessThan(lastDelta, doneIndex)
         }
     }

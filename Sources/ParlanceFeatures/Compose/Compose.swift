@@ -98,6 +98,10 @@ public enum Compose {
                     engine.render(ComposePrompt.messages(text: selection, tone: v.tone, audience: audience, instructions: p.instructions,
                                                          languageName: languageName, strict: facts, toneHint: toneHint))
                 }
+            } report: { v in
+                ctx.progress(.init(kind: .report, message: "variation \(v.id) generated again: it read like another tone", phase: .verifying,
+                                   delta: v.text, part: v.id, restart: true))
+                ctx.progress(.init(kind: .report, message: "variation \(v.id) done", phase: .done, part: v.id, partial: try? JSONValue(encoding: v)))
             }
         }
         let variations = results.map(\.1)

@@ -43,8 +43,11 @@ extension Compose {
     /// opening with a phrase of its tone, and kept when it no longer reads like the other.
     /// A pair still alike fails together: each says so in its verification. The usage of
     /// a variation generated again includes the first one's.
+    /// `report(v)` is called for each variation generated again, with the variation kept
+    /// (streamed again, and its done report sent again).
     static func separateTones(_ results: inout [(Int, ComposeVariation, [Token])], original: String,
-                              regenerate: (ComposeVariation, UInt32) async throws -> (ComposeVariation, [Token])) async throws {
+                              regenerate: (ComposeVariation, UInt32) async throws -> (ComposeVariation, [Token]),
+                              report: (ComposeVariation) -> Void = { _ in }) async throws {
         for (a, b) in alike(results.map(\.1)) {
             let misses = [a, b].filter { i in
                 let v = results[i].1
@@ -54,10 +57,15 @@ extension Compose {
                 let old = results[i].1
                 let other = results[i == a ? b : a].1
                 var (v, tokens) = try await regenerate(old, UInt32(truncatingIfNeeded: old.seed) &+ 104_729)
-                guard overlap(v.text, other.text) < alikeOverlap else { continue }
+                guard overlap(v.text, other.text) < alikeOverlap else {
+                    report(old)  // the retry streamed over it: the variation kept is streamed again
+                    continue
+                }
                 v.usage = old.usage + v.usage
                 v.verification?.attempts += old.verification?.attempts ?? 0
+                v.verification?.issues.insert(Finding(.toneMismatch, .sameAsOtherTone(other.tone), action: .replaced(by: .rewording)).issue, at: 0)
                 results[i] = (results[i].0, v, tokens)
+                report(v)
             }
             guard overlap(results[a].1.text, results[b].1.text) >= alikeOverlap else { continue }
             for (i, j) in [(a, b), (b, a)] {
