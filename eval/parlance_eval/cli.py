@@ -1,0 +1,130 @@
+"""The command line behind eval/run.py: its flags, then one run: a snapshot of the daemon
+binary, the columns one after another (never two model processes at once), the summary
+written to --out, and the tables (or, with --json, the JSON summary) printed."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+from .common import METHODS, ROOT, log, on_signal
+from .daemon import daemon_defaults, method_params, run_column
+from .data import load_data
+from .peer import run_peer
+from .report import report
+from .summary import summarize
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description="Parlance quality eval (see the module docstring).")
+    ap.add_argument("--only", action="append", choices=["qa", "compose", "lists"],
+                    help="run only this family (repeatable)")
+    ap.add_argument("--all", action="store_true", help="also the items marked extra in the data (about twice as long)")
+    ap.add_argument("--limit", type=int, help="first N items per family (lists: first N documents)")
+    ap.add_argument("--ids", metavar="REGEX", help="only items whose id (list documents: path) matches")
+    ap.add_argument("--columns", default="off,on,peer",
+                    help="comma-separated, of off,on,peer (default: off,on,peer); run one after another")
+    ap.add_argument("--concurrency", type=int, default=6, help="requests in flight per daemon (default 6)")
+    ap.add_argument("--max-attempts", type=int, help="maxAttempts to send when the daemon knows it (default: its own)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one response")
+    ap.add_argument("--model", default=None,
+                    help="the model to evaluate: any name --model takes (ollama:…, hf:…, lmstudio:…, a path, openai:…); "
+                         "default: the daemon's default model. The peer column runs the same file.")
+    ap.add_argument("--binary", default=os.environ.get("PARLANCE_BIN") or os.path.join(ROOT, ".build", "release", "parlance"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "eval", "data"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "eval", "last-run.json"))
+    ap.add_argument("--json", action="store_true", help="print the JSON summary instead of the tables")
+    ap.add_argument("--llama-server", help="llama-server for the peer column (default: $PARLANCE_LLAMA_SERVER, "
+                                           "else scripts/setup-llama-server.sh)")
+    ap.add_argument("--peer-model", help="GGUF for the peer (default: $PARLANCE_MODEL, else $PARLANCE_DEFAULT_MODEL)")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
+    args = ap.parse_args()
+
+    t0 = time.monotonic()
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    data = load_data(args)
+    for w in data["warnings"]:
+        log("eval: warning: " + w)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    # Both columns run one copy of the daemon, taken now: a rebuild during the run changes neither.
+    snapdir = tempfile.mkdtemp(prefix="parlance-eval-bin-")
+    try:
+        return run(args, ap, data, t0, started, snapdir)
+    finally:
+        shutil.rmtree(snapdir, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, Any], t0: float, started: str,
+        snapdir: str) -> int:
+    snapshot = os.path.join(snapdir, "parlance")
+    shutil.copy2(args.binary, snapshot)
+    with open(snapshot, "rb") as f:
+        binary_sha = hashlib.sha256(f.read()).hexdigest()
+    args.daemon = snapshot
+    spec = method_params(snapshot)
+    defaults = daemon_defaults(snapshot)
+    columns, wanted, supported = choose_columns(args, ap, spec)
+    names = [c for c, _ in columns] + (["peer"] if "peer" in wanted else [])
+    log(f"eval: {len(data['qa'])} questions, {len(data['compose'])} compose items, {len(data['lists'])} list documents; "
+        f"columns {names}, concurrency {args.concurrency} (peer: 1, llama-server -np 1); "
+        f"context {defaults['contextSize']}, {defaults['threads']} threads")
+
+    raw = run_columns(columns, "peer" in wanted, args, spec, data, defaults)
+    summary, full, has_held = summarize(raw, data, args, defaults, supported, binary_sha, started, t0)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(full, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        print(report(summary, has_held))
+    log(f"eval: {summary['targetsMet']}/{summary['targetsMeasured']} targets met; details in "
+        f"{os.path.relpath(args.out, ROOT)}; {summary['wallSeconds']} s")
+    return 0 if summary["ok"] else 1
+
+
+def choose_columns(args: argparse.Namespace, ap: argparse.ArgumentParser,
+                   spec: Dict[str, Dict[str, Any]]) -> Tuple[List[Tuple[str, Optional[bool]]], List[str], bool]:
+    """(the daemon columns as (name, verify), the columns asked for, whether the daemon knows `verify`)."""
+    verify_support = {m: "verify" in spec.get(m, {}) for m in METHODS}
+    supported = all(verify_support.values())
+    wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+    for c in wanted:
+        if c not in ("on", "off", "peer"):
+            ap.error(f"--columns: unknown column {c!r}")
+    daemon_wanted = [c for c in wanted if c != "peer"]
+    columns = [(c, c == "on") for c in daemon_wanted] if supported else ([("default", None)] if daemon_wanted else [])
+    if not supported and daemon_wanted:
+        log(f"eval: this daemon has no `verify` param ({', '.join(m for m, s in verify_support.items() if not s)}): "
+            "one daemon column, 'default'")
+    return columns, wanted, supported
+
+
+def run_columns(columns: List[Tuple[str, Optional[bool]]], peer: bool, args: argparse.Namespace,
+                spec: Dict[str, Dict[str, Any]], data: Dict[str, Any],
+                defaults: Dict[str, int]) -> Dict[str, Dict[str, Any]]:
+    """Every column's raw results."""
+    # One column after another: never two model processes at once.
+    raw: Dict[str, Dict[str, Any]] = {}
+    for name, verify in columns:
+        log(f"eval: column {name} (verify={verify})")
+        raw[name] = run_column(name, verify, args, spec, data)
+        log(f"eval: column {name}: {raw[name]['wallSeconds']} s")
+    if peer:
+        log("eval: column peer (llama-server)")
+        raw["peer"] = run_peer(args, data, defaults)
+        log(f"eval: column peer: {raw['peer']['wallSeconds']} s")
+    return raw
