@@ -22,7 +22,7 @@ public struct ServerOptions: Sendable {
 /// list, progress, cancellation. Every request gets exactly one response.
 public final class Server: Sendable {
     public static let version = "0.1.0"
-    public static let protocolVersion = "1.7"
+    public static let protocolVersion = "1.8"
 
     let connection: Connection
     let log: Logger
