@@ -36,6 +36,23 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(hit.typedCoverage, 1)
     }
 
+    /// A near miss of the other kind: an amount beside the subject, but not the one asked for.
+    /// The passage quoted holds the amount in the asked relation ("price"), though another
+    /// passage shares more of the question's words (the launch budget).
+    func testThePassageQuotedHoldsTheAnswerInTheAskedRelation() {
+        let launch = [
+            Segment(id: 1, speaker: "Beatriz", text: "At launch we had settled the tooling budget at 180,000 euros.", startOffset: 0, endOffset: 1),
+            Segment(id: 2, speaker: "Chair", text: "Let us move on to the colours.", startOffset: 1, endOffset: 2),
+            Segment(id: 3, speaker: "Chair", text: "For the launch, the price is 249 euros.", startOffset: 2, endOffset: 3),
+        ]
+        let e = Answerability.evidence(question: "What price did they settle on for the launch?", segments: launch)
+        XCTAssertEqual(e.expects, .amount)
+        XCTAssertEqual(e.passage, [3], "\(e)")
+        XCTAssertEqual(e.typedCoverage, 1, "the coverage the probability reads is the best typed passage's, as before")
+        // No head noun in the question: the passage is the best typed one, as before.
+        XCTAssertEqual(Answerability.evidence(question: "How much did they settle on for the launch?", segments: launch).passage, [1])
+    }
+
     func testHowManyWantsTheNumberNextToItsUnit() {
         let salt = Answerability.evidence(question: "How many tonnes of salt did the council use last winter?", segments: council)
         XCTAssertEqual(salt.passage.first, 3)

@@ -43,6 +43,9 @@ public enum Answerability {
         let typedIn = segments.map { s in expects.map { holds($0, in: s.text, unit: unit, questionWords: questionWords) } ?? true }
         var bestFocus = 0.0
         var bestTyped = (coverage: 0.0, ids: [Int]())
+        // The same, among the passages where the answer is in the asked relation (`related`).
+        let head = headNoun(question, expects: expects)
+        var bestRelated = (coverage: 0.0, ids: [Int]())
         for i in segments.indices {
             var windows = [[i]]
             if i + 1 < segments.count, segments[i + 1].id == segments[i].id + 1 { windows.append([i, i + 1]) }
@@ -56,9 +59,38 @@ public enum Answerability {
                 if typed, cov > bestTyped.coverage || (cov == bestTyped.coverage && bestTyped.ids.count > w.count) {
                     bestTyped = (cov, w.map { segments[$0].id })
                 }
+                if typed, let head, let type = expects, cov > 0,
+                   cov > bestRelated.coverage || (cov == bestRelated.coverage && bestRelated.ids.count > w.count),
+                   related(type, head: head, in: w.map { segments[$0].text }.joined(separator: " "), unit: unit, questionWords: questionWords) {
+                    bestRelated = (cov, w.map { segments[$0].id })
+                }
             }
         }
-        return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: bestTyped.ids)
+        // The passage quoted is one where the answer stands in the asked relation when there is
+        // one ("the price" of "what price did they settle on", not the launch budget beside it);
+        // the coverages, which the probability reads, are unchanged.
+        let passage = bestRelated.ids.isEmpty ? bestTyped.ids : bestRelated.ids
+        return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: passage)
+    }
+
+    /// The noun the question asks the value of: "price" in "what price did they settle on",
+    /// "budget" in "what is the budget for", the unit of "how many downloads"; nil when the
+    /// question names none of these.
+    static func headNoun(_ question: String, expects: AnswerType?) -> String? {
+        guard let expects, expects == .amount || expects == .quantity else { return nil }
+        if expects == .quantity { return unitTerm(question) }
+        let nouns = Set(["price", "budget", "fee", "salary", "charge", "cost", "rent", "fine", "deposit", "insurance", "fare", "wage", "bill",
+                         "precio", "presupuesto", "prix", "budget"].flatMap { Lexicon.words($0, .terms) })
+        return Lexicon.words(question, .terms).first { nouns.contains($0) }
+    }
+
+    /// Whether `text` holds an answer of `type` in a sentence that also names `head` (or a
+    /// word form of it).
+    static func related(_ type: AnswerType, head: String, in text: String, unit: String?, questionWords: Set<String>) -> Bool {
+        Sentences.split(text).contains { sentence in
+            Lexicon.words(sentence, .terms).contains { $0 == head || $0.hasPrefix(head) || head.hasPrefix($0) && $0.count >= 4 }
+                && holds(type, in: sentence, unit: unit, questionWords: questionWords)
+        }
     }
 
     /// Does `text` hold an answer of this type that the question does not already give?
