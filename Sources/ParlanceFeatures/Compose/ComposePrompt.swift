@@ -20,16 +20,18 @@ enum ComposePrompt {
     }
 
     /// Two worked examples before every request: the rewrite only, names and figures kept
-    /// letter for letter, the tone changed. Their subjects (an invoice, a warehouse closing)
-    /// and facts are ones a message is unlikely to share: an example about a meeting moved
-    /// to "14 May at 10:30" put "at 10:30" into rewrites of "the review moves to Friday".
+    /// letter for letter, the tone changed. The second gives a date but no clock time: with
+    /// "14 May at 10:30" it put "at 10:30" into rewrites of "the review moves to Friday".
+    /// (Measured on `make eval`'s compose set: a warehouse-closing example in its place was
+    /// copied into 8 of 160 variations, this one into 3; without examples key facts fell
+    /// from 0.66 to 0.59 and refusals, echoes and copies rose from 2 to 11.)
     /// They are the same for every compose request, so their KV state is the cached prefix: they cost nothing after the first request.
     /// The examples' selections and rewrites, for the check that an output did not copy them.
     static let exampleTexts = [
         "hey Jonas, the Oakridge invoice for €2,400 is late again. can u ping Magdalena before Thursday?",
         "Dear Jonas, the Oakridge invoice for €2,400 is overdue again. Could you please contact Magdalena before Thursday?",
-        "Please be advised that the Harbour Street warehouse will be closed on 14 May for its annual inspection.",
-        "Heads up, team: the Harbour Street warehouse is closed on 14 May for its annual inspection.",
+        "Please be advised that the quarterly review with Dr. Okafor has been rescheduled to 14 May.",
+        "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May.",
     ]
 
     static let examples: [ChatMessage] = [
@@ -46,11 +48,11 @@ enum ComposePrompt {
             Rewrite the text below for the whole team, in the tone given after it. Keep every fact; add nothing.
 
             Text:
-            Please be advised that the Harbour Street warehouse will be closed on 14 May for its annual inspection.
+            Please be advised that the quarterly review with Dr. Okafor has been rescheduled to 14 May.
 
             Tone: casual. Friendly and relaxed, simple words, contractions are fine.
             """),
-        ChatMessage(.assistant, "Heads up, team: the Harbour Street warehouse is closed on 14 May for its annual inspection."),
+        ChatMessage(.assistant, "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May."),
     ]
 
     static func task(audience: Audience, languageName: String) -> String {
