@@ -396,3 +396,18 @@ extension VerifierTests {
                        VerificationIssue(.unsupportedFact, "not in the transcript, moved to unverified: Acme, Bo", path: "unverified", repaired: true))
     }
 }
+
+extension VerifierTests {
+    /// "moving the design review to friday": the weekday is a fact though it is written in
+    /// lower case, so a rewrite that says "tomorrow" instead does not pass; "may" the verb is not.
+    func testLowerCaseWeekdaysAndMonthsAreFacts() {
+        let original = "hey team, we're moving the design review to friday, bring your mockups"
+        XCTAssertEqual(Facts.extract(original).map(\.text), ["friday"])
+        func codes(_ rewrite: String) -> [VerificationIssueCode] {
+            RewriteVerifier.check(.init(original: original, rewrite: rewrite, instructions: [], language: "en")).map(\.code)
+        }
+        XCTAssertTrue(codes("Team, welcome to the design review. Please bring your mockups tomorrow.").contains(.factMissing))
+        XCTAssertFalse(codes("Dear team, we are moving the design review to Friday. Please bring your mockups.").contains(.factMissing))
+        XCTAssertEqual(Facts.extract("you may march on, the meeting is el 14 de junio").map(\.text), ["14", "junio"])
+    }
+}

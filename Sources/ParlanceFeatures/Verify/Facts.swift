@@ -31,8 +31,17 @@ public enum Facts {
             if sentenceStart && !midSentence.contains(key) && !startsName(w, in: text) { continue }
             if seen.insert("w" + key).inserted { out.append(Fact(kind: .name, text: w, key: key)) }
         }
+        // Weekdays and months are facts however they are written ("moving it to friday"; Spanish
+        // and French write them in lower case), but for the words that are also verbs.
+        for w in Lexicon.words(text) where w.first?.isLowercase == true {
+            let key = nameKey(w)
+            if lowercaseCalendar.contains(key), seen.insert("w" + key).inserted { out.append(Fact(kind: .name, text: w, key: key)) }
+        }
         return out
     }
+
+    /// Month and weekday names that are facts in lower case too (not "may", "march", "mars").
+    static let lowercaseCalendar = Set(Lexicon.months.values.joined()).union(Lexicon.weekdays.values.joined()).subtracting(["may", "march", "mars"])
 
     /// The spans of `text` an output must copy letter for letter once it begins them
     /// (`FactGuard`): its facts as written, and every word that mixes digits with letters
