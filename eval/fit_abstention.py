@@ -31,7 +31,8 @@ from parlance_client import ParlanceClient, RPCError  # noqa: E402
 SWIFT = os.path.join(ROOT, "Sources", "ParlanceFeatures", "Verify", "Answerability.swift")
 OUT = os.path.join(ROOT, "eval", "last-abstention.json")
 # The fields of Answerability.Weights after its bias, in order (Swift writes them in this order too).
-FEATURES = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport"]
+FEATURES = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport",
+            "relationMissing"]
 MAX_WRONG_NOT_FOUND = 0.10
 
 
@@ -67,7 +68,7 @@ def collect(args) -> list:
 
 
 def vec(a: dict) -> list:
-    return [1.0] + [float(a[k]) for k in FEATURES]
+    return [1.0] + [float(a.get(k) or 0) for k in FEATURES]
 
 
 def sigmoid(z: float) -> float:

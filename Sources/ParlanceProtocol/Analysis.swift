@@ -69,7 +69,7 @@ public let sourceOffsetHints: [String: SchemaHint] = [
     "endOffset": SchemaHint(description: "Plain text only: where the text ends (exclusive) in the document as sent, in UTF-16 code units."),
 ]
 
-let metaHints: [String: SchemaHint] = [
+let analysisMetaHints: [String: SchemaHint] = [
     "language": SchemaHint(description: "The output language (one of the supported languages)."),
     "fallbackFrom": SchemaHint(description: "The requested or detected language, when it was not supported and `language` was used instead."),
     "chunks": SchemaHint(description: "Parts of the transcript the model read separately (1 = the whole transcript in one pass)."),

@@ -94,6 +94,8 @@ public enum AskStream: RPCMethod {
         public var modelPassed: Bool
         public var modelSaysNotFound: Bool
         public var answerSupport: Double
+        /// Present (true) for a near miss of the relation (see its hint).
+        public var relationMissing: Bool? = nil
         public init(probability: Double = 0, expects: AnswerType?, questionCoverage: Double, focusCoverage: Double, typedCoverage: Double,
                     typeMissing: Bool, modelPassed: Bool, modelSaysNotFound: Bool, answerSupport: Double) {
             self.probability = probability
@@ -116,6 +118,7 @@ public enum AskStream: RPCMethod {
             "modelPassed": SchemaHint(description: "The model's own answer passed every check."),
             "modelSaysNotFound": SchemaHint(description: "The model answered that the document does not say."),
             "answerSupport": SchemaHint(description: "Share of the model answer's own content words (beyond the question's) found in the segments shown.", minimum: 0, maximum: 1),
+            "relationMissing": SchemaHint(description: "Present (true) when the question names what it asks the value of (a price, a budget, the unit of how many), passages hold an answer of the expected kind, and none holds it in that relation: the noun or a form of it in the answer's sentence."),
         ]
     }
 

@@ -67,7 +67,7 @@ public enum AnalyzeCompare: RPCMethod {
         public var verification: Verification
         public var usage: Usage
         public var provenance: Provenance
-        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = analysisMetaHints.merging([
             "uniqueInsights": SchemaHint(description: "One per document, in the order given."),
             "recommendedOrder": SchemaHint(description: "Every document title exactly once."),
             "documents": SchemaHint(description: "The documents compared (each summarized first; summaries are cached)."),

@@ -15,22 +15,16 @@ public enum AnalyzeContent: RPCMethod {
     public static let summary = "Style, tone and complexity of a transcript (the seed's EpisodeContentAnalysis)."
     public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
-    public struct Result: Codable, Sendable, GeneratedResult {
+    public typealias Result = Analyzed<Fields>
+    public struct Fields: AnalysisFields, GeneratedResult {
         public var style: ContentStyle
         public var tone: ContentTone
         public var complexity: ComplexityLevel
         public var notes: String
-        public var language: String
-        public var fallbackFrom: String?
-        public var chunks: Int
-        public var cached: Bool
-        public var verification: Verification
-        public var usage: Usage
-        public var provenance: Provenance
         public static let generatedFields = ["style", "tone", "complexity", "notes"]
-        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = [
             "complexity": SchemaHint(description: "How demanding the content is for a listener."),
             "notes": SchemaHint(description: "One or two sentences on style, tone and complexity.", minLength: 10, maxLength: 300),
-        ]) { a, _ in a }
+        ]
     }
 }

@@ -14,23 +14,17 @@ public enum AnalyzeEntities: RPCMethod {
     public static let summary = "People, organizations, products, locations and resources named in a transcript, each with the segments where it occurs."
     public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
-    public struct Result: Codable, Sendable, Schematic {
+    public typealias Result = Analyzed<Fields>
+    public struct Fields: AnalysisFields {
         public var people: [NamedEntity]
         public var organizations: [NamedEntity]
         public var products: [NamedEntity]
         public var locations: [NamedEntity]
         public var resources: [NamedEntity]
         public var unverified: [String]
-        public var language: String
-        public var fallbackFrom: String?
-        public var chunks: Int
-        public var cached: Bool
-        public var verification: Verification
-        public var usage: Usage
-        public var provenance: Provenance
-        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = [
             "resources": SchemaHint(description: "Books, papers, talks, websites and tools mentioned."),
             "unverified": SchemaHint(description: "Names the model proposed that occur nowhere in the transcript: dropped from the lists above."),
-        ]) { a, _ in a }
+        ]
     }
 }

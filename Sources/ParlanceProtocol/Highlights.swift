@@ -32,20 +32,14 @@ public enum AnalyzeHighlights: RPCMethod {
     public static let summary = "Key moments (with times from real segments), verbatim quotes and action items (the seed's EpisodeHighlights)."
     public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
-    public struct Result: Codable, Sendable, Schematic {
+    public typealias Result = Analyzed<Fields>
+    public struct Fields: AnalysisFields {
         public var keyMoments: [KeyMoment]
         public var quotes: [NotableQuote]
         public var actionItems: [String]
-        public var language: String
-        public var fallbackFrom: String?
-        public var chunks: Int
-        public var cached: Bool
-        public var verification: Verification
-        public var usage: Usage
-        public var provenance: Provenance
-        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = [
             "keyMoments": SchemaHint(description: "In transcript order; the model picks segment ids from this document only."),
             "quotes": SchemaHint(description: "Each the full text of one or more consecutive segments (extended to the end of the sentence)."),
-        ]) { a, _ in a }
+        ]
     }
 }

@@ -45,19 +45,13 @@ public enum Summarize: RPCMethod {
     }
 
     /// The seed's `EpisodeSummary`, plus how it was made.
-    public struct Result: Codable, Sendable, GeneratedResult {
+    public typealias Result = Analyzed<Fields>
+    public struct Fields: AnalysisFields, GeneratedResult {
         public var summary: String
         public var mainTopics: [String]
         public var keyTakeaways: [String]
         public var targetAudience: String
         public var engagementLevel: EngagementLevel
-        public var language: String
-        public var fallbackFrom: String?
-        public var chunks: Int
-        public var cached: Bool
-        public var verification: Verification
-        public var usage: Usage
-        public var provenance: Provenance
 
         public static let generatedFields = ["summary", "mainTopics", "keyTakeaways", "targetAudience", "engagementLevel"]
         public static let schemaHints: [String: SchemaHint] = [
@@ -65,6 +59,8 @@ public enum Summarize: RPCMethod {
             "mainTopics": SchemaHint(description: "3-5 main topics.", minItems: 3, maxItems: 5, minLength: 2, maxLength: 80),
             "keyTakeaways": SchemaHint(description: "3-5 key takeaways.", minItems: 3, maxItems: 5, minLength: 5, maxLength: 200),
             "targetAudience": SchemaHint(description: "Who this is for.", minLength: 3, maxLength: 120),
+        ]
+        public static let metaHints: [String: SchemaHint] = [
             "fallbackFrom": SchemaHint(description: "The requested or detected language, when it was not supported."),
             "chunks": SchemaHint(description: "Chunks summarized (1 = a single pass)."),
             "cached": SchemaHint(description: "True when served from the analysis cache."),

@@ -7,21 +7,15 @@ public enum AnalyzeTags: RPCMethod {
     public static let summary = "Tags, categories and difficulty of a transcript (the seed's EpisodeTags)."
     public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
     public typealias Params = AnalysisParams
-    public struct Result: Codable, Sendable, GeneratedResult {
+    public typealias Result = Analyzed<Fields>
+    public struct Fields: AnalysisFields, GeneratedResult {
         public var tags: [String]
         public var categories: [String]
         public var difficulty: Difficulty
-        public var language: String
-        public var fallbackFrom: String?
-        public var chunks: Int
-        public var cached: Bool
-        public var verification: Verification
-        public var usage: Usage
-        public var provenance: Provenance
         public static let generatedFields = ["tags", "categories", "difficulty"]
-        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = [
             "tags": SchemaHint(description: "3-8 short lowercase tags.", minItems: 3, maxItems: 8, minLength: 2, maxLength: 40),
             "categories": SchemaHint(description: "1-3 broad categories (e.g. Technology, Business).", minItems: 1, maxItems: 3, minLength: 3, maxLength: 40),
-        ]) { a, _ in a }
+        ]
     }
 }

@@ -82,7 +82,8 @@ public enum AnalyzeWorthIt: RPCMethod {
             "comments": SchemaHint(description: "Up to 50 viewer comments (the seed's top comments).", maxItems: 50, minLength: 1, maxLength: 2000),
         ]) { a, _ in a }
     }
-    public struct Result: Codable, Sendable, Schematic {
+    public typealias Result = Analyzed<Fields>
+    public struct Fields: AnalysisFields {
         public var score: Int
         public var scoreBreakdown: ScoreBreakdown
         public var contentDepthScore: Double
@@ -92,19 +93,12 @@ public enum AnalyzeWorthIt: RPCMethod {
         public var suggestedQuestions: [String]
         public var suggestedQuestionsSource: QuestionSource
         public var commentInsights: CommentInsights?
-        public var language: String
-        public var fallbackFrom: String?
-        public var chunks: Int
-        public var cached: Bool
-        public var verification: Verification
-        public var usage: Usage
-        public var provenance: Provenance
-        public static let schemaHints: [String: SchemaHint] = metaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = [
             "score": SchemaHint(description: "0-100; see scoreBreakdown.", minimum: 0, maximum: 100),
             "contentDepthScore": SchemaHint(description: "0 = shallow, 1 = deep.", minimum: 0, maximum: 1),
             "suggestedQuestions": SchemaHint(description: "2-4 questions to ask (ask/stream).", minItems: 2, maxItems: 4),
             "suggestedQuestionsSource": SchemaHint(description: "fallback: the model gave fewer than 2, so language-aware templates filled in."),
             "commentInsights": SchemaHint(description: "Absent when no comments were given."),
-        ]) { a, _ in a }
+        ]
     }
 }

@@ -1,5 +1,5 @@
 import ParlanceDocuments
-import ParlanceFeatures
+@testable import ParlanceFeatures
 import ParlanceJSON
 import ParlanceProtocol
 import XCTest
@@ -51,6 +51,14 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(e.typedCoverage, 1, "the coverage the probability reads is the best typed passage's, as before")
         // No head noun in the question: the passage is the best typed one, as before.
         XCTAssertEqual(Answerability.evidence(question: "How much did they settle on for the launch?", segments: launch).passage, [1])
+        XCTAssertFalse(e.relationMissing)
+        // Without the price, only the budget stands beside the launch: an amount, but not in the
+        // asked relation. The probability reads it as a feature of its own.
+        let budgetOnly = Answerability.evidence(question: "What price did they settle on for the launch?", segments: Array(launch.prefix(2)))
+        XCTAssertEqual(budgetOnly.passage, [1])
+        XCTAssertTrue(budgetOnly.relationMissing, "\(budgetOnly)")
+        XCTAssertFalse(Answerability.evidence(question: "How much did they settle on for the launch?", segments: Array(launch.prefix(2))).relationMissing,
+                       "no noun says what the value is of: nothing to miss")
     }
 
     func testHowManyWantsTheNumberNextToItsUnit() {
@@ -59,6 +67,15 @@ final class GroundingCheckTests: XCTestCase {
         // Numbers are there (six, twenty) but none counts buses.
         let buses = Answerability.evidence(question: "How many buses run on the Riverside shuttle?", segments: council)
         XCTAssertFalse(buses.passage.contains(2), "\(buses)")
+        // The unit in another form of the word: "roofs" asked, "rooftops" said.
+        let hives = [Segment(id: 1, speaker: "Keeper", text: "We keep bees on 14 rooftops across the city.", startOffset: 0, endOffset: 1),
+                     Segment(id: 2, speaker: "Keeper", text: "The roofs are mostly flat and owned by the council.", startOffset: 1, endOffset: 2)]
+        let roofs = Answerability.evidence(question: "On how many roofs does the project keep bees?", segments: hives)
+        XCTAssertTrue(roofs.passage.contains(1), "the count of rooftops answers it: \(roofs)")
+        XCTAssertFalse(roofs.relationMissing)
+        // A three-letter head noun is not the start of a longer word: "fee" is not in "feedback".
+        XCTAssertFalse(Answerability.sameWord("fee", "feedback"))
+        XCTAssertTrue(Answerability.sameWord("roof", "rooftop"))
     }
 
     func testNamesMustBeNewToTheQuestion() {

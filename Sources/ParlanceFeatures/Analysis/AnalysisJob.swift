@@ -42,9 +42,9 @@ struct AnalysisJob: Sendable {
 
     /// Resolves the request, answers from the cache when it can, else runs `produce` and
     /// adds the metadata, caches and returns the result.
-    static func run<M: RPCMethod>(_ method: M.Type, _ p: M.Params, maxTokens: Int, ctx: RequestContext,
-                                  _ produce: (AnalysisJob) async throws -> AnalysisOutput) async throws -> M.Result
-    where M.Params: AnalysisRequest {
+    static func run<M: RPCMethod, F: AnalysisFields>(_ method: M.Type, _ p: M.Params, maxTokens: Int, ctx: RequestContext,
+                                                     _ produce: (AnalysisJob) async throws -> AnalysisOutput) async throws -> M.Result
+    where M.Params: AnalysisRequest, M.Result == Analyzed<F> {
         let job = try await start(M.name, p, maxTokens: maxTokens, ctx: ctx)
         if let hit: M.Result = await AnalysisCache.cachedResult(job.cacheKey, ctx: ctx) { return hit }
         let out = try await produce(job)
@@ -62,18 +62,12 @@ struct AnalysisJob: Sendable {
                            attempts: Attempts(verify: p.verify, maxAttempts: p.maxAttempts))
     }
 
-    /// Adds the metadata every analysis result carries, decodes, caches and returns it.
-    func finish<R: Decodable>(_ out: AnalysisOutput) async throws -> R {
-        var o = out.content
-        o["verification"] = try JSONValue(encoding: out.verification)
-        o["language"] = .string(input.language.language)
-        if let f = input.language.fallbackFrom { o["fallbackFrom"] = .string(f) }
-        o["chunks"] = .int(out.chunks)
-        o["cached"] = false
-        o["usage"] = try JSONValue(encoding: out.usage)
-        o["provenance"] = try JSONValue(encoding: options.provenance(engine))
-        let result: R = try JSONValue.object(o).decode()
-        await ctx.services.analysisCache.put(cacheKey, JSONValue.object(o))
+    /// The method's fields with the metadata every analysis result carries, cached.
+    func finish<F: AnalysisFields>(_ out: AnalysisOutput) async throws -> Analyzed<F> {
+        let meta = AnalysisMeta(language: input.language.language, fallbackFrom: input.language.fallbackFrom, chunks: out.chunks,
+                                cached: false, verification: out.verification, usage: out.usage, provenance: options.provenance(engine))
+        let result = Analyzed<F>(fields: try JSONValue.object(out.content).decode(), meta: meta)
+        await ctx.services.analysisCache.put(cacheKey, try JSONValue(encoding: result))
         return result
     }
 

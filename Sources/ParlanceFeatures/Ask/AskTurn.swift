@@ -193,6 +193,7 @@ extension Ask {
                                        typedCoverage: (evidence.typedCoverage * 100).rounded() / 100,
                                        typeMissing: evidence.expects != nil && evidence.passage.isEmpty, modelPassed: passed,
                                        modelSaysNotFound: saysNotFound, answerSupport: (support * 100).rounded() / 100)
+        f.relationMissing = evidence.relationMissing ? true : nil
         f.probability = (Answerability.probability(f) * 1000).rounded() / 1000
         return f
     }

@@ -29,6 +29,10 @@ public enum Answerability {
         public var typedCoverage: Double
         /// The segment ids of that passage (the extractive answer's candidates).
         public var passage: [Int]
+        /// The question names what it asks the value of ("price", the unit of "how many"),
+        /// passages hold an answer of the expected type, and none of them in that relation
+        /// (the head noun or a form of it in the answer's sentence): a near miss.
+        public var relationMissing = false
     }
 
     // MARK: Evidence
@@ -70,7 +74,8 @@ public enum Answerability {
         // one ("the price" of "what price did they settle on", not the launch budget beside it);
         // the coverages, which the probability reads, are unchanged.
         let passage = bestRelated.ids.isEmpty ? bestTyped.ids : bestRelated.ids
-        return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: passage)
+        return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: passage,
+                        relationMissing: head != nil && !bestTyped.ids.isEmpty && bestRelated.ids.isEmpty)
     }
 
     /// The noun the question asks the value of: "price" in "what price did they settle on",
@@ -88,7 +93,7 @@ public enum Answerability {
     /// word form of it).
     static func related(_ type: AnswerType, head: String, in text: String, unit: String?, questionWords: Set<String>) -> Bool {
         Sentences.split(text).contains { sentence in
-            Lexicon.words(sentence, .terms).contains { $0 == head || $0.hasPrefix(head) || head.hasPrefix($0) && $0.count >= 4 }
+            Lexicon.words(sentence, .terms).contains { sameWord($0, head) }
                 && holds(type, in: sentence, unit: unit, questionWords: questionWords)
         }
     }
@@ -110,7 +115,7 @@ public enum Answerability {
             // "how many colonies": a number within three words before the unit.
             let ws = Lexicon.words(text, .normalized)
             return ws.indices.contains { i in
-                stemmed(ws[i]) == unit && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
+                sameWord(stemmed(ws[i]), unit) && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
             }
         case .time:
             return AnswerType.time.isGiven(in: text) && !numbers.isEmpty
@@ -141,6 +146,12 @@ public enum Answerability {
 
     static func stemmed(_ w: String) -> String { Lexicon.words(w, .terms).first ?? w }
 
+    /// Whether two stems are forms of one word: the same, or one the start of the other and at
+    /// least four letters long ("roof" of "rooftops", "insur" of "insurer"; not "fee" of "feedback").
+    static func sameWord(_ a: String, _ b: String) -> Bool {
+        a == b || min(a.count, b.count) >= 4 && (a.hasPrefix(b) || b.hasPrefix(a))
+    }
+
     static let currencyWords: Set<String> = [
         "pounds", "pound", "euros", "euro", "dollars", "dollar", "pence", "cents", "quid", "grand", "libras", "dolares", "francs", "crowns", "kroner", "krone",
     ]
@@ -161,7 +172,7 @@ public enum Answerability {
     /// output in the closing note of issue 28), which writes them here in this order.
     struct Weights {
         let bias, questionCoverage, focusCoverage, typedCoverage, typeMissing: Double
-        let modelPassed, modelSaysNotFound, answerSupport: Double
+        let modelPassed, modelSaysNotFound, answerSupport, relationMissing: Double
 
         /// The weighted sum of `f`'s features (booleans count 1 when true), the bias first.
         func logit(_ f: Features) -> Double {
@@ -174,12 +185,13 @@ public enum Answerability {
             z += modelPassed * (f.modelPassed ? 1 : 0)
             z += modelSaysNotFound * (f.modelSaysNotFound ? 1 : 0)
             z += answerSupport * f.answerSupport
+            z += relationMissing * (f.relationMissing == true ? 1 : 0)
             return z
         }
     }
 
     static let weights = Weights(bias: 0.345, questionCoverage: -0.061, focusCoverage: -1.392, typedCoverage: 1.028, typeMissing: -0.010,
-                                 modelPassed: -0.219, modelSaysNotFound: 0.000, answerSupport: 1.228)
+                                 modelPassed: -0.219, modelSaysNotFound: 0.000, answerSupport: 1.228, relationMissing: 0.000)
 
     /// Below this probability the answer is "not found in the document".
     public static let threshold = 0.48
