@@ -50,7 +50,7 @@ def collect(args) -> list:
             texts[q["doc"]] = open(os.path.join(data, "transcripts", q["doc"]), encoding="utf-8").read()
         try:
             r = client.start("ask/stream", {"text": texts[q["doc"]], "question": q["question"], "verify": True, "seed": 42}).result(600)
-        except RPCError as e:
+        except (RPCError, TimeoutError) as e:
             return {"id": q["id"], "answerable": q["answerable"], "error": str(e)}
         return {"id": q["id"], "answerable": q["answerable"], "found": r["found"], "answer": r["answer"],
                 "answerability": r.get("answerability")}
