@@ -18,9 +18,15 @@ final class PoolTests: XCTestCase {
     }
 
     /// Starts llama-server on `port`, waiting for /health to answer 200 (polled).
-    static func start(_ port: Int) -> HelperProcess? {
-        guard let bin = ProcessInfo.processInfo.environment["PARLANCE_LLAMA_SERVER"], FileManager.default.isExecutableFile(atPath: bin),
-              let p = try? HelperProcess(bin, serverArgs(port)) else { return nil }
+    static func start(_ port: Int) -> HelperProcess? { launch(port).flatMap { ready($0, port) } }
+
+    static func launch(_ port: Int) -> HelperProcess? {
+        guard let bin = ProcessInfo.processInfo.environment["PARLANCE_LLAMA_SERVER"], FileManager.default.isExecutableFile(atPath: bin) else { return nil }
+        return try? HelperProcess(bin, serverArgs(port))
+    }
+
+    /// Waits for /health to answer 200 (polled); stops the server when it never does.
+    static func ready(_ p: HelperProcess, _ port: Int) -> HelperProcess? {
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             if httpGet("http://127.0.0.1:\(port)/health").status == 200 { return p }
@@ -36,9 +42,9 @@ final class PoolTests: XCTestCase {
         guard ProcessInfo.processInfo.environment["PARLANCE_LLAMA_SERVER"] != nil else { return }
         let base = 21_000 + Int(getpid() % 900) * 3
         ports = [base, base + 1, base + 2]
-        // Started together: each loads the model on its own thread.
-        nonisolated(unsafe) var started: [HelperProcess?] = [nil, nil, nil]
-        DispatchQueue.concurrentPerform(iterations: 3) { i in started[i] = start(ports[i]) }
+        // Launched together (each loads the model on its own thread), then each awaited.
+        let launched = ports.map(launch)
+        let started = zip(launched, ports).map { p, port in p.flatMap { ready($0, port) } }
         servers = started
         if started.contains(where: { $0 == nil }) { startFailure = "a llama-server did not become healthy on ports \(ports)" }
     }
@@ -333,11 +339,13 @@ final class PoolTests: XCTestCase {
         }
 
         // 503 with Retry-After, and 429: that endpoint rests, the call goes to the next one at once.
-        let busy = try XCTUnwrap(ask("busy").result)
+        let busyReply = ask("busy")
+        let busy = try XCTUnwrap(busyReply.result, "\(busyReply)")
         XCTAssertEqual(busy["text"], "Hello from the stand-in.")
         XCTAssertEqual(busy["provenance"]?["endpoint"]?.stringValue, host("ok"))
         XCTAssertEqual(calls()["busy"], 1, "the busy endpoint was tried first (index order on a tie), once")
-        let limited = try XCTUnwrap(ask("limited").result)
+        let limitedReply = ask("limited")
+        let limited = try XCTUnwrap(limitedReply.result, "\(limitedReply)")
         XCTAssertEqual(limited["provenance"]?["endpoint"]?.stringValue, host("ok"))
         XCTAssertEqual(calls()["limited"], 1)
         let status = d.call("model/status", ["model": "limited"])["result"]?["remote"]?["endpoints"]?.arrayValue ?? []
@@ -347,7 +355,8 @@ final class PoolTests: XCTestCase {
 
         // The only endpoint says 503, Retry-After: 1: the call waits that long, then is served.
         let began = Date()
-        let once = try XCTUnwrap(ask("busyonce").result)
+        let onceReply = ask("busyonce")
+        let once = try XCTUnwrap(onceReply.result, "\(onceReply)")
         XCTAssertEqual(once["text"], "Hello from the stand-in.")
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(began), 0.9, "Retry-After was honoured")
         XCTAssertEqual(calls()["busyonce"], 2)
