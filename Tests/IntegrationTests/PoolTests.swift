@@ -124,7 +124,7 @@ final class PoolTests: XCTestCase {
         waitForEndpoints(d, "three ready endpoints of two slots each", allReady)
 
         let sum = d.call("analysis/summarize", ["text": "Alice: the launch moves to March. Bob: then marketing needs the date by Friday. Alice: I will send it Thursday.",
-                                                "maxTokens": 32, "verify": false, "maxAttempts": 1, "workDoneToken": "sum"])
+                                                "maxTokens": 200, "verify": false, "maxAttempts": 1, "workDoneToken": "sum"])
         let s = try XCTUnwrap(sum.result, "\(sum)")
         XCTAssertFalse(s["summary"]?.stringValue?.isEmpty ?? true)
         let endpoint = try XCTUnwrap(s["provenance"]?["endpoint"]?.stringValue, "provenance names the endpoint that served")
@@ -136,19 +136,20 @@ final class PoolTests: XCTestCase {
 
         // Ask with a follow-up: both turns on one endpoint (the conversation's prefix is there).
         XCTAssertNotNil(d.call("document/open", ["uri": "file:///sample.srt", "text": .string(Daemon.sampleSRT)]).result)
-        let a1 = try XCTUnwrap(d.call("ask/stream", ["uri": "file:///sample.srt", "question": "What is the podcast about?", "maxTokens": 32,
+        let a1 = try XCTUnwrap(d.call("ask/stream", ["uri": "file:///sample.srt", "question": "What is the podcast about?", "maxTokens": 128,
                                                      "verify": false, "maxAttempts": 1]).result)
         let a2 = try XCTUnwrap(d.call("ask/stream", ["uri": "file:///sample.srt", "question": "Who speaks first?", "sessionId": a1["sessionId"]!,
-                                                     "maxTokens": 32, "verify": false, "maxAttempts": 1]).result)
+                                                     "maxTokens": 128, "verify": false, "maxAttempts": 1]).result)
         XCTAssertEqual(a2["turn"], 2)
         XCTAssertNotNil(a1["provenance"]?["endpoint"]?.stringValue)
         XCTAssertEqual(a2["provenance"]?["endpoint"], a1["provenance"]?["endpoint"], "a conversation stays on its endpoint")
+        XCTAssertGreaterThan(a2["usage"]?["cachedPromptTokens"]?.intValue ?? 0, 100, "…where the server reuses the conversation's prefix: \(a2["usage"] ?? .null)")
 
         // A session with a schema turn and a follow-up, on one endpoint.
         let sid = try XCTUnwrap(d.call("session/create", ["instructions": "You answer briefly.", "model": "p"]).result?["sessionId"])
         let schema: JSONValue = ["type": "object", "properties": ["city": ["type": "string", "maxLength": 20]], "required": ["city"], "additionalProperties": false]
         let t1 = try XCTUnwrap(d.call("session/respond", ["sessionId": sid, "prompt": "Name the capital of France.", "schema": schema,
-                                                          "options": ["maxTokens": 32]]).result)
+                                                          "options": ["maxTokens": 48]]).result)
         XCTAssertNotNil(t1["content"]?["city"]?.stringValue, "\(t1)")
         let t2 = try XCTUnwrap(d.call("session/respond", ["sessionId": sid, "prompt": "And of Italy? One word.", "options": ["maxTokens": 16]]).result)
         XCTAssertEqual(t2["provenance"]?["endpoint"], t1["provenance"]?["endpoint"], "a session stays on its endpoint")
@@ -171,8 +172,7 @@ final class PoolTests: XCTestCase {
             XCTAssertNotNil(e["prefixCacheHits"]?.intValue)
             XCTAssertNotNil(e["url"]?.stringValue)
         }
-        XCTAssertGreaterThanOrEqual(eps.reduce(0) { $0 + ($1["requestsServed"]?.intValue ?? 0) }, 7)
-        XCTAssertGreaterThanOrEqual(eps.reduce(0) { $0 + ($1["prefixCacheHits"]?.intValue ?? 0) }, 2, "follow-ups hit the prefix their endpoint holds")
+        XCTAssertGreaterThanOrEqual(eps.reduce(0) { $0 + ($1["requestsServed"]?.intValue ?? 0) }, 5, "\(eps)")
         let listed = try XCTUnwrap(d.call("model/list").result?["models"]?.arrayValue?.first { $0["name"] == "p" })
         XCTAssertEqual(listed["remote"]?["endpoints"]?.arrayValue?.count, 3)
     }
@@ -185,7 +185,7 @@ final class PoolTests: XCTestCase {
         let topics = [("the harbour renovation", "cranes", "Marta"), ("the school library", "books", "Jonas"),
                       ("the bakery expansion", "ovens", "Priya"), ("the cycling club", "bicycles", "Tomas")]
         return topics.map { topic, thing, person in
-            (["Copy \(copy). Notes on \(topic)."] + (1...9).map { i in
+            (["Copy \(copy). Notes on \(topic)."] + (1...24).map { i in
                 "Point \(i): \(person) reported that the \(thing) for \(topic) cost \(i * 130) euros in week \(i), and the next review is on day \(i + 3)."
             }).joined(separator: "\n")
         }
@@ -205,12 +205,13 @@ final class PoolTests: XCTestCase {
         for q in questions {
             for i in docs.indices {
                 let r = d.call("ask/stream", ["uri": .string("file:///\(copy)-\(i).txt"), "question": .string(q), "model": .string(model),
-                                              "maxTokens": 32, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 120)
+                                              "maxTokens": 128, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 120)
                 let a = try XCTUnwrap(r.result, "\(r)")
                 XCTAssertEqual(a["retrieval"]?["wholeDocument"], true, "the short document is shown whole")
                 let u = try XCTUnwrap(a["usage"])
                 XCTAssertNil(u["estimated"])
                 evaluated += (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
+                print("\(model) doc \(i) \(q): prompt \(u["promptTokens"]?.intValue ?? 0), cached \(u["cachedPromptTokens"]?.intValue ?? 0), \(a["provenance"]?["endpoint"]?.stringValue ?? "?")")
                 endpoints[i].append(a["provenance"]?["endpoint"]?.stringValue ?? "?")
             }
         }

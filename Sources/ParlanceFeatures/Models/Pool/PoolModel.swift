@@ -202,7 +202,10 @@ public final class PoolModel: LanguageModel {
                     let counted = await state.failed(i, f)
                     last = (m.endpoint.host, f)
                     // What streamed cannot be unsent: a stream cut after its first token ends here, with its partial.
-                    guard failed.partial.isEmpty, f.retryable, attempts < policy.maxAttempts, ContinuousClock.now < deadline else {
+                    // Nothing streamed: any fault but the call's own (a 4xx) may pass on another endpoint, a stream cut
+                    // before its first token included.
+                    let another = f.retryable || f.kind == .remoteProtocol
+                    guard failed.partial.isEmpty, another, attempts < policy.maxAttempts, ContinuousClock.now < deadline else {
                         throw RemoteCallError(model: name, host: m.endpoint.host, fault: f, attempts: attempts,
                                               partial: failed.partial.isEmpty ? nil : failed.partial)
                     }

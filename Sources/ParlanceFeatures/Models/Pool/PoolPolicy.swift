@@ -10,7 +10,8 @@ import Foundation
 ///             + promptTokens × inFlight(e) / capacity(e)
 ///
 /// `predictedCached(e)` is the part of the rendered conversation whose leading blocks `e`
-/// was sent before (`PrefixIndex`), in tokens. The load term prices a fully busy endpoint
+/// was sent before (`PrefixIndex`), in tokens, when it covers at least `affinityThreshold`
+/// of the prompt (else 0). The load term prices a fully busy endpoint
 /// like evaluating the whole prompt again (Dynamo's default overlap weight 1.0 between
 /// prefill and active load). The lowest cost wins; ties go to fewer in flight, then to the
 /// endpoint that holds the fewest prefixes (SGLang's "smallest tree"), then to the order
@@ -31,6 +32,11 @@ public struct PoolPolicy: Sendable, Equatable {
     /// A response that reports fewer than this share of the predicted cached tokens as
     /// cached says the endpoint evicted them: the older prefixes it was sent are forgotten.
     public var confirmShare = 0.5
+    /// A cached prefix counts only when it covers at least this share of the prompt:
+    /// SGLang's cache-aware policy `cache_threshold` (0.5 in its Rust defaults). Below it
+    /// (a system prompt shared by every request) the endpoints tie on the prefix, and the
+    /// one holding the fewest prefixes takes the new conversation, which spreads them.
+    public var affinityThreshold = 0.5
     /// SGLang `balance_abs_threshold`, rescaled from requests to a share of the slots.
     public var imbalanceAbsolute = 0.5
     /// SGLang router CLI `balance_rel_threshold` 1.5.

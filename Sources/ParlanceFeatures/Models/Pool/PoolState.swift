@@ -69,8 +69,8 @@ actor PoolState {
                 continue
             }
             let m = e.index.match(hashes)
-            let predicted = m.blocks == 0 ? 0
-                : min(promptTokens, Int(Double(promptTokens) * Double(m.blocks * policy.blockBytes) / Double(max(1, totalBytes))))
+            let share = Double(m.blocks * policy.blockBytes) / Double(max(1, totalBytes))
+            let predicted = share < policy.affinityThreshold ? 0 : min(promptTokens, Int(Double(promptTokens) * share))
             matches[i] = (predicted, m.oldest)
             candidates.append(.init(index: i, weight: e.weight, inFlight: e.inFlight, capacity: e.capacity, predictedCached: predicted,
                                     heldBlocks: e.index.count))
@@ -149,6 +149,7 @@ actor PoolState {
 
     /// A health check of `i` found `h`; `slots` is the server's `total_slots` when read.
     func checked(_ i: Int, _ h: OpenAIClient.Health, slots: Int?) {
+        if case .failed = h { endpoints[i].failures += 1 }
         endpoints[i].health.checked(h, policy)
         if let slots, slots > 0 {
             endpoints[i].capacity = min(slots, endpoints[i].configuredCapacity ?? slots)
