@@ -158,7 +158,7 @@ public enum Render {
 
     /// A pool's endpoints (`model/status` `remote.endpoints`), one line each.
     static func poolEndpoints(_ eps: [JSONValue]) -> String {
-        "  endpoints:\n" + eps.map { e in
+        "  Endpoints:\n" + eps.map { e in
             func n(_ k: String) -> Int { e[k]?.intValue ?? 0 }
             var line = "    \(e["endpoint"]?.stringValue ?? "?") (\(e["url"]?.stringValue ?? "")): \(e["health"]?.stringValue ?? "?"), circuit \(e["circuit"]?.stringValue ?? "?"), "
                 + "\(n("inFlight"))/\(n("capacity")) in flight, \(n("requestsServed")) served, \(n("prefixCacheHits")) prefix-cache hits, \(n("failures")) failures"
