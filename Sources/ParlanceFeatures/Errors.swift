@@ -59,6 +59,8 @@ public enum ErrorMapping {
         if let s = e.fault.status { data["status"] = .int(s) }
         if let m = e.fault.serverMessage { data["serverMessage"] = .string(m) }
         if let r = e.fault.retryAfterMs { data["retryAfterMs"] = .int(r) }
+        if let p = e.partial { data["partial"] = .string(p) }
+        for (k, v) in e.details { data[k] = v }
         let tries = e.attempts > 1 ? " (after \(e.attempts) attempts)" : ""
         return ResponseError(ErrorCode(rawValue: ProtocolError.remoteFailed.code), "model '\(e.model)': \(e.fault.message)\(tries)", data: .object(data))
     }

@@ -144,13 +144,28 @@ public enum Render {
                 if items.isEmpty { continue }
                 out += "\(title):\n" + items.map { "  - " + text($0) + "\n" }.joined()
             case .object(let inner):
-                out += "\(title):\n" + inner.keys.compactMap { k in inner[k].map { "  \(words(k)): \(text($0))\n" } }.joined()
+                out += "\(title):\n" + inner.keys.compactMap { k in
+                    if k == "endpoints", let eps = inner[k]?.arrayValue { return poolEndpoints(eps) }
+                    return inner[k].map { "  \(words(k)): \(text($0))\n" }
+                }.joined()
             case .null: continue
             default:
                 out += "\(title): \(text(v))\n"
             }
         }
         return out
+    }
+
+    /// A pool's endpoints (`model/status` `remote.endpoints`), one line each.
+    static func poolEndpoints(_ eps: [JSONValue]) -> String {
+        "  Endpoints:\n" + eps.map { e in
+            func n(_ k: String) -> Int { e[k]?.intValue ?? 0 }
+            var line = "    \(e["endpoint"]?.stringValue ?? "?") (\(e["url"]?.stringValue ?? "")): \(e["health"]?.stringValue ?? "?"), circuit \(e["circuit"]?.stringValue ?? "?"), "
+                + "\(n("inFlight"))/\(n("capacity")) in flight, \(n("requestsServed")) served, \(n("prefixCacheHits")) prefix-cache hits, \(n("failures")) failures"
+            if let w = e["weight"]?.doubleValue, w != 1 { line += String(format: ", weight %g", w) }
+            if let l = e["lastError"]?.stringValue { line += "; last error: \(l)" }
+            return line + "\n"
+        }.joined()
     }
 
     /// One value on one line: strings as they are, an object as its most telling fields.

@@ -58,13 +58,22 @@ public struct ProtocolError: Sendable, Hashable {
     /// stalled), `remoteError` (HTTP 4xx/5xx: `status`, `serverMessage`), `rateLimited`
     /// (HTTP 429: `retryAfterMs` when the server said) or `remoteProtocol` (a malformed event,
     /// a stream cut short). `model` and `endpoint` (host:port) say where; `attempts` how many
-    /// calls were made (failures before the first token are retried with backoff).
+    /// calls were made (failures before the first token are retried with backoff). `partial`:
+    /// the text streamed before a stream broke. A pool adds `reason` (`poolSaturated`: every
+    /// endpoint full for longer than the pool's queue timeout, with `inFlight`, `capacity`,
+    /// `waitedMs`, `queueTimeoutMs`; `poolUnavailable`: no endpoint may serve) and `endpoints`
+    /// (each one's health, circuit, load and last error).
     public static let remoteFailed = ProtocolError(
         code: -32011, name: "remoteFailed", meaning: "A remote model's server could not produce the result; data.error names the fault.",
         data: ["type": "object", "properties": [
             "error": ["type": "string", "enum": ["remoteUnavailable", "remoteTimeout", "remoteError", "rateLimited", "remoteProtocol"]],
             "message": ["type": "string"], "model": ["type": "string"], "endpoint": ["type": "string"], "status": ["type": "integer"],
-            "serverMessage": ["type": "string"], "retryAfterMs": ["type": "integer"], "attempts": ["type": "integer"]],
+            "serverMessage": ["type": "string"], "retryAfterMs": ["type": "integer"], "attempts": ["type": "integer"],
+            "partial": ["type": "string"], "reason": ["type": "string", "enum": ["poolSaturated", "poolUnavailable"]],
+            "inFlight": ["type": "integer"], "capacity": ["type": "integer"], "waitedMs": ["type": "integer"], "queueTimeoutMs": ["type": "integer"],
+            "endpoints": ["type": "array", "items": ["type": "object", "properties": [
+                "endpoint": ["type": "string"], "health": ["type": "string"], "circuit": ["type": "string"], "inFlight": ["type": "integer"],
+                "capacity": ["type": "integer"], "lastError": ["type": "string"], "message": ["type": "string"]]]]],
             "required": ["error", "message", "model", "endpoint", "attempts"]])
 
     /// A referenced resource (document uri, session id, history entry) does not exist.

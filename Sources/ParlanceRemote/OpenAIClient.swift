@@ -239,6 +239,57 @@ public struct OpenAIClient: Sendable {
         return v["default_generation_settings"]?["n_ctx"]?.intValue ?? v["n_ctx"]?.intValue
     }
 
+    /// What an active health check found.
+    public enum Health: Sendable, Equatable {
+        /// Ready to serve.
+        case ready
+        /// Up but still loading its model (llama-server's 503 "Loading model"): not ready,
+        /// and not a failure.
+        case loading
+        /// Not serving: no connection, a timeout, an error status.
+        case failed(RemoteFault)
+    }
+
+    /// `GET /health` at the server's root (llama-server, vLLM): 200 is ready, 503 "Loading
+    /// model" is loading. A server without it (Ollama: 404) is asked `GET /models` instead.
+    public func health(timeout: Duration) async -> Health {
+        func get(_ url: URL) async -> (status: Int, body: Data, fault: RemoteFault?) {
+            var status = 0
+            var body = Data()
+            do {
+                for try await c in http.send(request(url, method: "GET", body: nil), timeout: timeout, host: endpoint.host) {
+                    switch c {
+                    case .head(let s, _): status = s
+                    case .body(let d): body.append(d)
+                    }
+                }
+            } catch let f as RemoteFault {
+                return (0, body, f)
+            } catch {
+                return (0, body, RemoteFault(.remoteUnavailable, "cannot reach \(endpoint.host): \(error)", retryable: true))
+            }
+            return (status, body, nil)
+        }
+        let h = await get(endpoint.root.appendingPathComponent("health"))
+        if let f = h.fault { return .failed(f) }
+        if h.status == 200 { return .ready }
+        if h.status == 503, RemoteFault.serverText(h.body).lowercased().contains("loading") { return .loading }
+        if h.status == 404 || h.status == 501 {
+            let m = await get(endpoint.baseURL.appendingPathComponent("models"))
+            if let f = m.fault { return .failed(f) }
+            if m.status == 200 { return .ready }
+            return .failed(RemoteFault.http(m.status, body: m.body, retryAfter: nil, host: endpoint.host))
+        }
+        return .failed(RemoteFault.http(h.status, body: h.body, retryAfter: nil, host: endpoint.host))
+    }
+
+    /// llama-server's `/props` `total_slots` (its `--parallel`): requests it runs at once; nil
+    /// when the server has no `/props`.
+    public func totalSlots() async -> Int? {
+        guard let v = try? await json(endpoint.root.appendingPathComponent("props"), timeout: .seconds(5)) else { return nil }
+        return v["total_slots"]?.intValue
+    }
+
     /// Exact token count from the server's `/tokenize` (llama-server: `content`; vLLM:
     /// `prompt` and `model`); nil when the server has none.
     public func tokenize(_ text: String) async throws -> Int? {

@@ -46,8 +46,10 @@ public struct RemoteFault: Error, Sendable, Equatable, CustomStringConvertible {
         }
         // 5xx and 408 may pass; other 4xx are this request's fault and will not.
         let retryable = status >= 500 || status == 408
+        // A 503 with Retry-After is a busy server saying when to come back.
         return RemoteFault(.remoteError, "\(host) answered HTTP \(status)\(text.isEmpty ? "" : ": \(text)")",
-                           status: status, serverMessage: text.isEmpty ? nil : text, retryable: retryable)
+                           status: status, serverMessage: text.isEmpty ? nil : text,
+                           retryAfterMs: retryable ? retryAfter.flatMap(parseRetryAfter) : nil, retryable: retryable)
     }
 
     /// The server's error text: OpenAI's `{"error": {"message": …}}`, llama.cpp's and

@@ -228,7 +228,10 @@ public final class Server: Sendable {
             return answer(.failure(error))
         }
         let task = Task {
-            do { answer(.success(try await work())) } catch { answer(.failure(error)) }
+            // A pool's provenance names the endpoint that served this request's generations.
+            await ServedEndpoints.$current.withValue(ServedEndpoints()) {
+                do { answer(.success(try await work())) } catch { answer(.failure(error)) }
+            }
         }
         lifecycle.state.withLock { s in
             // Unless it already finished and removed itself: then there is nothing to cancel.

@@ -104,7 +104,7 @@ extension Ask {
         let sessionId: String
         let turn: Int
         let input: AnalysisInput
-        let provenance: Provenance
+        var provenance: Provenance
         let retrieval: AskStream.Retrieval
 
         func result(answer: String, found: Bool, citations: [Segment], confidence: AskStream.Confidence, score: Double? = nil,

@@ -71,7 +71,7 @@ extension Ask {
         if s.turns.isEmpty, let hit = try await cached(&turn, session: &s, ctx: ctx) { return hit }
         ctx.progress.report("retrieving", 2, phase: .tokenizing)
         let retrieved = await retrieve(&turn, input: input, engine: engine, options: options, session: &s)
-        let meta = Meta(sessionId: s.id, turn: turn.number, input: input, provenance: options.provenance(engine), retrieval: retrieved.retrieval)
+        var meta = Meta(sessionId: s.id, turn: turn.number, input: input, provenance: options.provenance(engine), retrieval: retrieved.retrieval)
         guard case .shown(let shown) = retrieved else { return await nothingRelevant(&turn, input: input, meta: meta, session: &s, ctx: ctx) }
         let evidence = Answerability.evidence(question: turn.question, segments: shown.segments)
         if features(evidence, coverage: shown.coverage, passed: true, saysNotFound: false, support: 1).probability < Answerability.threshold {
@@ -80,6 +80,8 @@ extension Ask {
             attempts.maxAttempts = 1
         }
         let (best, checked, usage) = try await generate(turn, shown: shown, engine: engine, options: options, attempts: attempts, session: s, ctx: ctx)
+        // Described again once generated: a pool's provenance names the endpoint that served.
+        meta.provenance = options.provenance(engine)
         let decision = decide(best, checked: checked, turn: turn, shown: shown, evidence: evidence, input: input, verify: attempts.verify, ctx: ctx)
         let result = record(decision, best: best, turn: &turn, meta: meta, usage: usage, session: &s)
         await Conversations.shared.set(s.id, turn.convo)

@@ -22,7 +22,7 @@ extension ModelRegistry {
     /// Before a first load: the file, plus its KV cache at the configured context (from the
     /// header's layer and head counts) when the header has been read.
     static func estimate(_ m: RegisteredModel, _ info: GGUFInfo?) -> Int {
-        if m.remote != nil { return 0 }
+        if m.servedElsewhere { return 0 }
         let file = (try? FileManager.default.attributesOfItem(atPath: m.engine.modelPath)[.size] as? Int) ?? 0
         // Unset cache types are chosen at load: f16, unless memory is short (the larger, here).
         let types = m.engine.cache ?? .init(keys: .f16, values: .f16)

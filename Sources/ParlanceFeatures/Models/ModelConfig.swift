@@ -27,6 +27,23 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     /// `~/` and paths relative to the config file are allowed.
     public var modelDirs: [String]?
 
+    /// One endpoint of a pool.
+    public struct PoolEndpointEntry: Codable, Sendable, Schematic {
+        /// The base URL of an OpenAI-compatible API (`http://gpu-box:8000/v1`; `#served-model` allowed).
+        public var url: String
+        public var servedModel: String?
+        /// Cost per uncached prompt token relative to the others (default 1; 2: twice as slow).
+        public var weight: Double?
+        /// Calls in flight at once (default: the server's /props total_slots, else 1).
+        public var maxConcurrentRequests: Int?
+        public var apiKeyEnv: String?
+        public static let schemaHints: [String: SchemaHint] = [
+            "url": SchemaHint(description: "An OpenAI-compatible API's base URL (http:// only on loopback).", minLength: 1),
+            "weight": SchemaHint(minimum: 0.01, maximum: 100),
+            "maxConcurrentRequests": SchemaHint(minimum: 1, maximum: 256),
+        ]
+    }
+
     public struct MCPServerEntry: Codable, Sendable, Schematic {
         public var command: String
         public var args: [String]?
@@ -73,7 +90,26 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         /// auto, all or a count, as `--gpu-layers`.
         public var gpuLayers: String?
         public var keepAlive: Double?
+        /// A pool: one model served by several OpenAI-compatible endpoints (instead of `url`).
+        public var endpoints: [PoolEndpointEntry]?
+        /// A pool's health check interval, seconds (default 10).
+        public var healthCheckSeconds: Double?
+        /// Consecutive failures that open an endpoint's circuit breaker (default 3).
+        public var failureThreshold: Int?
+        /// Seconds an open breaker waits before one trial call (default 5).
+        public var cooldownSeconds: Double?
+        /// Seconds a request waits when every endpoint is full before `poolSaturated` (default 60).
+        public var queueTimeoutSeconds: Double?
+        /// A pool's routing: cost (default: uncached prompt tokens × weight + load) or
+        /// roundRobin (each endpoint in turn; to compare against).
+        public var routing: String?
         public static let schemaHints: [String: SchemaHint] = [
+            "endpoints": SchemaHint(description: "A pool: the OpenAI-compatible endpoints that serve this one model; each call goes to the one where it costs least.", minItems: 1),
+            "healthCheckSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
+            "failureThreshold": SchemaHint(minimum: 1, maximum: 100),
+            "cooldownSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
+            "queueTimeoutSeconds": SchemaHint(minimum: 0, maximum: 3600),
+            "routing": SchemaHint(enumValues: ["cost", "roundRobin"]),
             "path": SchemaHint(description: "A GGUF file (relative paths are relative to the config file), or a store name: ollama:NAME[:TAG], hf:ORG/REPO[:QUANT], lmstudio:PUBLISHER/REPO[/FILE].", minLength: 1),
             "url": SchemaHint(description: "A remote model: an OpenAI-compatible API's base URL (http:// only on loopback).", minLength: 1),
             "timeoutSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
@@ -116,8 +152,8 @@ public struct ConfigFile: Codable, Sendable, Schematic {
             throw Problem(description: "config file \(path): mcpServers.\(name): \(MCPServerNames.rule)")
         }
         for (name, m) in file.models ?? [:] {
-            guard (m.path == nil) != (m.url == nil) else {
-                throw Problem(description: "config file \(path): models.\(name) needs exactly one of path (a GGUF file) and url (a remote server)")
+            guard [m.path != nil, m.url != nil, m.endpoints != nil].filter({ $0 }).count == 1 else {
+                throw Problem(description: "config file \(path): models.\(name) needs exactly one of path (a GGUF file), url (a remote server) and endpoints (a pool of remote servers)")
             }
             guard let p = m.path, !RemoteSpec.isRemote(p), !ModelCatalogue.isStoreName(p) else { continue }
             if p.hasPrefix("~/") {
@@ -136,7 +172,7 @@ public struct ConfigFile: Codable, Sendable, Schematic {
     /// (given on the command line) win over the file.
     public func engine(_ m: ModelEntry, base: EngineConfig, explicit: Set<String>) throws -> EngineConfig {
         var c = base
-        c.modelPath = m.path ?? m.url ?? ""
+        c.modelPath = m.path ?? m.url ?? m.endpoints.map { RemoteSpec.prefix + $0.map(\.url).joined(separator: ",") } ?? ""
         func take<T>(_ flag: String, _ value: T?, _ apply: (T) -> Void) { if let value, !explicit.contains(flag) { apply(value) } }
         take("--ctx", m.contextSize) { c.contextSize = $0 }
         take("--threads", m.threads) { c.threads = $0 }
@@ -189,11 +225,16 @@ public struct RegistryBuilder: Sendable {
         let defaultKeep = keepAlive ?? file?.keepAlive ?? 300
         func add(_ name: String, _ engine: EngineConfig, keep: Double?, entry: ConfigFile.ModelEntry? = nil) throws {
             var remote: OpenAIEndpoint? = nil
-            if RemoteSpec.isRemote(engine.modelPath) || entry?.url != nil {
-                remote = try RemoteSpec.endpoint(engine.modelPath, entry: entry, contextSize: explicit.contains("--ctx") ? base.contextSize : entry?.contextSize)
+            var pool: PoolSpec? = nil
+            let context = explicit.contains("--ctx") ? base.contextSize : entry?.contextSize
+            if entry?.endpoints != nil || RemoteSpec.isPool(engine.modelPath) {
+                pool = try RemoteSpec.pool(engine.modelPath, entry: entry, contextSize: context)
+            } else if RemoteSpec.isRemote(engine.modelPath) || entry?.url != nil {
+                remote = try RemoteSpec.endpoint(engine.modelPath, entry: entry, contextSize: context)
             }
-            let m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep, remote: remote,
+            var m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep, remote: remote,
                                     storeName: ModelCatalogue.isStoreName(engine.modelPath) ? engine.modelPath : nil)
+            m.pool = pool
             if let i = models.firstIndex(where: { $0.name == name }) { models[i] = m } else { models.append(m) }
         }
         for (name, entry) in (file?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -212,7 +253,7 @@ public struct RegistryBuilder: Sendable {
             var entry = file?.models?[n]
             if let entry { c = try file!.engine(entry, base: base, explicit: explicit) }
             c.modelPath = path.hasPrefix("~/") ? NSHomeDirectory() + String(path.dropFirst()) : path
-            if RemoteSpec.isRemote(path) { entry?.url = nil } else { entry = nil }
+            if RemoteSpec.isRemote(path) { entry?.url = nil; entry?.endpoints = nil } else { entry = nil }
             try add(n, c, keep: file?.models?[n]?.keepAlive, entry: entry)
             firstFlag = firstFlag ?? n
         }
@@ -252,6 +293,55 @@ public struct RegistryBuilder: Sendable {
 public enum RemoteSpec {
     public static let prefix = "openai:"
     public static func isRemote(_ path: String) -> Bool { path.hasPrefix(prefix) }
+    /// `openai:URL1,URL2,…`: a pool of endpoints serving one model.
+    public static func isPool(_ path: String) -> Bool { isRemote(path) && path.contains(",") }
+
+    /// A pool from `openai:URL1,URL2,…` (each URL may end in `#served-model`) or a config
+    /// entry's `endpoints`, with the entry's timeout, key and pool settings.
+    public static func pool(_ spec: String, entry: ConfigFile.ModelEntry?, contextSize: Int?) throws -> PoolSpec {
+        var policy = PoolPolicy()
+        if let s = entry?.healthCheckSeconds { policy.healthInterval = .milliseconds(Int(s * 1000)) }
+        if let n = entry?.failureThreshold { policy.failureThreshold = n }
+        if let s = entry?.cooldownSeconds { policy.cooldown = .milliseconds(Int(s * 1000)) }
+        if let s = entry?.queueTimeoutSeconds { policy.queueTimeout = .milliseconds(Int(s * 1000)) }
+        policy.roundRobin = entry?.routing == "roundRobin"
+        var members: [PoolMember] = []
+        if let list = entry?.endpoints {
+            for (i, ep) in list.enumerated() {
+                var one = entry!
+                one.url = ep.url
+                one.servedModel = ep.servedModel ?? entry?.servedModel
+                one.apiKeyEnv = ep.apiKeyEnv ?? entry?.apiKeyEnv
+                one.maxConcurrentRequests = ep.maxConcurrentRequests
+                do {
+                    members.append(PoolMember(endpoint: try endpoint("", entry: one, contextSize: contextSize), weight: ep.weight ?? 1,
+                                              maxConcurrentRequests: ep.maxConcurrentRequests))
+                } catch let p as ConfigFile.Problem {
+                    throw ConfigFile.Problem(description: "endpoints[\(i)]: \(p.description)")
+                }
+            }
+        } else {
+            let text = spec.hasPrefix(prefix) ? String(spec.dropFirst(prefix.count)) : spec
+            for (i, part) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
+                let url = part.trimmingCharacters(in: .whitespaces)
+                guard !url.isEmpty else { throw ConfigFile.Problem(description: "pool endpoint \(i + 1) of '\(spec)' is empty (expected openai:URL1,URL2,…)") }
+                var one = entry ?? ConfigFile.ModelEntry()
+                one.url = nil
+                one.maxConcurrentRequests = nil
+                do {
+                    members.append(PoolMember(endpoint: try endpoint(prefix + url, entry: one, contextSize: contextSize)))
+                } catch let p as ConfigFile.Problem {
+                    throw ConfigFile.Problem(description: "pool endpoint \(i + 1): \(p.description)")
+                }
+            }
+        }
+        let hosts = members.map { $0.endpoint.baseURL.absoluteString }
+        if let dup = hosts.first(where: { h in hosts.filter { $0 == h }.count > 1 }) {
+            throw ConfigFile.Problem(description: "pool lists the endpoint \(dup) twice")
+        }
+        guard !members.isEmpty else { throw ConfigFile.Problem(description: "a pool needs at least one endpoint") }
+        return PoolSpec(members: members, policy: policy)
+    }
 
     /// `openai:URL#served` (the prefix optional) → the URL and the served model's name.
     public static func split(_ spec: String) -> (url: String, served: String?) {

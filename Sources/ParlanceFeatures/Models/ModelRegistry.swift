@@ -45,6 +45,8 @@ public final class ModelRegistry: Sendable {
     public let settings: RegistrySettings
     /// The models served elsewhere: never loaded here, outside the memory budget.
     public let remotes: [String: RemoteModel]
+    /// The models served by pools of servers.
+    public let pools: [String: PoolModel]
     let slots: Mutex<[String: Slot]>  // guards every model's phase, uses and timers
     /// Models added on demand (a request named a store name or a path), in order.
     private let added = Mutex<[String]>([])  // guards the order they were added in
@@ -54,6 +56,7 @@ public final class ModelRegistry: Sendable {
         self.settings = settings
         self.log = log
         remotes = Dictionary(uniqueKeysWithValues: settings.models.compactMap { m in m.remote.map { (m.name, RemoteModel(name: m.name, endpoint: $0)) } })
+        pools = Dictionary(uniqueKeysWithValues: settings.models.compactMap { m in m.pool.map { (m.name, PoolModel(name: m.name, spec: $0)) } })
         slots = Mutex(Dictionary(uniqueKeysWithValues: settings.models.map { ($0.name, Slot(model: $0)) }))
     }
 
@@ -102,7 +105,8 @@ public final class ModelRegistry: Sendable {
     /// `loading`); pinned until `release`. Throws the load's error, or `memoryBudget` when
     /// it cannot fit beside the models in use.
     public func acquire(_ name: String, progress: ProgressReporter) async throws -> any LanguageModel {
-        if let remote = remotes[name] { return try await acquireRemote(name, remote) }
+        if let remote = remotes[name] { return try await acquireRemote(name, remote.prepare, remote) }
+        if let pool = pools[name] { return try await acquireRemote(name, pool.prepare, pool) }
         try relocate(name)
         // The budget counts a first load's KV cache from the file's header.
         if loadedEngine(name) == nil { _ = snapshot(name) }
@@ -121,12 +125,12 @@ public final class ModelRegistry: Sendable {
     }
 
     /// A model served elsewhere: pinned, then checked to answer (released again if not).
-    private func acquireRemote(_ name: String, _ remote: RemoteModel) async throws -> any LanguageModel {
+    private func acquireRemote(_ name: String, _ prepare: () async throws -> Void, _ remote: any LanguageModel) async throws -> any LanguageModel {
         slots.withLock { all in
             all[name]?.uses += 1
             all[name]?.lastUsed = .now
         }
-        do { try await remote.prepare() } catch {
+        do { try await prepare() } catch {
             release(name)
             throw error
         }
@@ -186,6 +190,7 @@ public final class ModelRegistry: Sendable {
     /// alone (read once, no weights); nil when the file cannot be used.
     public func countTokens(_ name: String, _ text: String) -> Int? {
         if let r = remotes[name] { return r.countTokens(text) }
+        if let p = pools[name] { return p.countTokens(text) }
         if let e = loadedEngine(name) { return e.countTokens(text) }
         if let v = slots.withLock({ $0[name]?.vocabulary }) { return v.tokenize(text, special: false).count }
         // Only a file whose header checked out goes to llama.cpp (it aborts on some bad ones).
@@ -231,7 +236,7 @@ public final class ModelRegistry: Sendable {
         let s = slots.withLock { $0[name] }!
         var problem: EngineError? = nil
         var info = s.inspected
-        if info == nil && m.remote == nil {
+        if info == nil && !m.servedElsewhere {
             if m.engine.contextSize < EngineConfig.minimumContext {
                 problem = .contextTooSmall(requested: m.engine.contextSize, minimum: EngineConfig.minimumContext)
             } else {

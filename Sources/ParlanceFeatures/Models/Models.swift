@@ -25,6 +25,8 @@ public enum Models {
 
     public static func list(_ s: Services) async -> ModelList.Result {
         let registry = s.models
+        var poolInfo: [String: RemoteModelInfo] = [:]
+        for (n, p) in registry.pools { poolInfo[n] = await Self.poolInfo(p) }
         let entries = registry.names.compactMap { registry.snapshot($0) }.map { snap -> ModelList.Entry in
             let (state, reason, message) = describe(snap)
             let routes = registry.settings.routes.filter { $0.value == snap.model.name }.keys.sorted()
@@ -35,6 +37,15 @@ public enum Models {
                 gpuLayersRequested: snap.model.engine.gpuLayers.description, keepAliveSeconds: snap.model.keepAlive,
                 activeRequests: snap.uses, idleMs: snap.idle.map { Int($0.inSeconds * 1000) }, loads: snap.loads, routes: routes)
         }.map { e -> ModelList.Entry in
+            if let p = registry.pools[e.name], let info = poolInfo[e.name] {
+                var e = e
+                e.state = .ready
+                e.path = info.url
+                e.contextSize = p.contextSize
+                e.gpuLayersRequested = "remote"
+                e.remote = info
+                return e
+            }
             guard let r = registry.remotes[e.name] else { return e }
             var e = e
             e.state = .ready
@@ -104,7 +115,8 @@ public enum Models {
     /// model's server is asked now unless `checkRemote` is false (initialize never waits on one).
     public static func status(_ s: Services, name: String?, checkRemote: Bool = true) async -> ModelStatus.Result {
         let name = name ?? s.models.settings.defaultModel
-        var result = if checkRemote, let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
+        var result = if let p = s.models.pools[name] { await poolAvailability(p, check: checkRemote) }
+            else if checkRemote, let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
         result.caches = await caches(s)
         let machine = machineReading()
         result.residentBytes = machine.residentBytes
@@ -171,6 +183,37 @@ public enum Models {
         RemoteModelInfo(url: r.endpoint.baseURL.absoluteString, endpoint: r.endpoint.host, servedModel: r.servedModel, contextSize: r.contextSize,
                         tokenCounts: r.serverCountsTokens ? "server" : "estimated", maxConcurrentRequests: r.endpoint.maxConcurrentRequests,
                         activeCalls: r.activeCalls, timeoutMs: Int(r.endpoint.timeout.inSeconds * 1000), apiKey: r.client.hasKey)
+    }
+
+    /// A pool as `model/status` and `model/list` report it: its endpoints' URLs and hosts
+    /// (comma-separated), and each endpoint's state.
+    static func poolInfo(_ p: PoolModel) async -> RemoteModelInfo {
+        let eps = await p.endpointInfo()
+        var info = RemoteModelInfo(url: p.members.map(\.endpoint.baseURL.absoluteString).joined(separator: ","),
+                                   endpoint: p.members.map(\.endpoint.host).joined(separator: ","), servedModel: p.servedModel, contextSize: p.contextSize,
+                                   tokenCounts: p.counter.serverCountsTokens ? "server" : "estimated", maxConcurrentRequests: eps.reduce(0) { $0 + $1.capacity },
+                                   activeCalls: eps.reduce(0) { $0 + $1.inFlight }, timeoutMs: Int((p.members.map(\.endpoint.timeout).max() ?? .zero).inSeconds * 1000),
+                                   apiKey: p.members.contains { $0.client.hasKey })
+        info.endpoints = eps
+        return info
+    }
+
+    /// A pool is available while one endpoint may serve (checked now unless `check` is false).
+    static func poolAvailability(_ p: PoolModel, check: Bool) async -> ModelStatus.Result {
+        if check { await p.checkNow() }
+        var result: ModelStatus.Result
+        let info = await poolInfo(p)
+        let usable = info.endpoints?.filter { ($0.health == "ready" || $0.health == "unknown") && $0.circuit != "open" } ?? []
+        if await p.anyAvailable() {
+            result = .init(availability: .available, message: "pool of \(p.members.count) endpoints; \(usable.count) ready (\(usable.map(\.endpoint).joined(separator: ", ")))")
+        } else {
+            let why = (info.endpoints ?? []).map { "\($0.endpoint): \($0.circuit == "closed" ? $0.health : "circuit \($0.circuit)")\($0.lastError.map { " (\($0))" } ?? "")" }
+            result = .init(availability: .unavailable, reason: .remoteUnavailable, message: "no endpoint of the pool can serve: " + why.joined(separator: "; "))
+        }
+        result.name = p.name
+        result.state = .ready
+        result.remote = info
+        return result
     }
 
     /// A remote model is available when its server answers `/v1/models` listing it.

@@ -13,6 +13,10 @@ public struct RegisteredModel: Sendable {
     public var keepAlive: Double
     /// Served by an OpenAI-compatible server instead of loaded here (`--model NAME=openai:URL`).
     public var remote: OpenAIEndpoint?
+    /// Served by several OpenAI-compatible servers (`--model NAME=openai:URL1,URL2`, `endpoints`).
+    public var pool: PoolSpec? = nil
+    /// Served elsewhere (one remote server or a pool): never loaded here.
+    public var servedElsewhere: Bool { remote != nil || pool != nil }
     /// The store name it was given (`ollama:…`, `hf:…`, `lmstudio:…`): found on disk again
     /// before each load, so a model pulled after the daemon started is served.
     public var storeName: String?

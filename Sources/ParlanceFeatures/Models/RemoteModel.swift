@@ -13,6 +13,11 @@ public struct RemoteCallError: Error, Sendable {
     public var host: String
     public var fault: RemoteFault
     public var attempts: Int
+    /// The text streamed before a failure mid-stream (nil: none was).
+    public var partial: String? = nil
+    /// Why a pool could not serve it (`poolSaturated`, `poolUnavailable`) and its numbers,
+    /// merged into the error's `data`.
+    public var details: JSONObject = [:]
 }
 
 /// A model served by an OpenAI-compatible server (llama-server, vLLM, Ollama, a hosted
@@ -60,6 +65,8 @@ public final class RemoteModel: LanguageModel {
     /// True once the server's `/tokenize` answered (token counts are calibrated by it).
     public var serverCountsTokens: Bool { learned.withLock { $0.counts } ?? false }
     public var activeCalls: Int { limiter.inUse }
+    /// Whether the server answered what it serves.
+    public var prepared: Bool { learned.withLock { $0.checked } }
 
     /// Asks the server what it serves (once, until it answers): the served model (the
     /// first one listed when none is configured), its context length, and its tokenizer's
@@ -204,14 +211,48 @@ public final class RemoteModel: LanguageModel {
         while true {
             attempt += 1
             try await limiter.acquire { position in out.yield(.queued(position: position)) }
-            let queued = ContinuousClock.now
+            do {
+                defer { limiter.release() }
+                return try await call(r, start: start, out).result
+            } catch let failed as AttemptFailure {
+                let f = failed.fault
+                // Only a call that wrote nothing yet is sent again (what streamed cannot be unsent).
+                var wait = Duration.milliseconds(250 * (1 << (attempt - 1)))
+                if let ms = f.retryAfterMs { wait = .milliseconds(ms) }
+                guard f.retryable, failed.partial.isEmpty, attempt <= Self.maxRetries, .now + wait < deadline, !Task.isCancelled else {
+                    throw RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: attempt, partial: failed.partial.isEmpty ? nil : failed.partial)
+                }
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    /// One call that failed: the fault, and the text it had streamed before (empty: none,
+    /// so sending it again, here or elsewhere, repeats nothing).
+    struct AttemptFailure: Error {
+        var fault: RemoteFault
+        var partial: String
+    }
+
+    /// What one call returned, with the cached prompt tokens as the server reported them
+    /// (nil: it did not say, which is not 0).
+    struct CallResult {
+        var result: GenerationResult
+        var reportedCached: Int?
+    }
+
+    /// One `/chat/completions` call, its deltas streamed to `out`: no limiter and no retry
+    /// (the caller does those: `run` on this endpoint, a pool across its endpoints). Throws
+    /// `AttemptFailure`, or `EngineError.cancelled` with the partial text.
+    func call(_ r: ModelRequest, start: ContinuousClock.Instant, _ out: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws -> CallResult {
+        let queued = ContinuousClock.now
+        while true {
             var text = ""
             var firstToken: ContinuousClock.Instant?
             var finish = "stop"
             var usage: (prompt: Int, completion: Int, cached: Int?)?
             let extensions = learned.withLock { $0.samplerExtensions }
             do {
-                defer { limiter.release() }
                 for try await e in client.streamChat(body(r, extensions: extensions)) {
                     switch e {
                     case .delta(let d):
@@ -230,18 +271,9 @@ public final class RemoteModel: LanguageModel {
                    ["top_k", "min_p", "repeat_penalty", "repetition_penalty"].contains(where: { m.contains($0) }) {
                     // A strict server (OpenAI's own) refuses fields it does not know: the standard ones only, from now on.
                     learned.withLock { $0.samplerExtensions = false }
-                    attempt -= 1
                     continue
                 }
-                let now = ContinuousClock.now
-                // Only a call that wrote nothing yet is sent again (what streamed cannot be unsent).
-                var wait = Duration.milliseconds(250 * (1 << (attempt - 1)))
-                if let ms = f.retryAfterMs { wait = .milliseconds(ms) }
-                guard f.retryable, text.isEmpty, attempt <= Self.maxRetries, now + wait < deadline, !Task.isCancelled else {
-                    throw RemoteCallError(model: name, host: endpoint.host, fault: f, attempts: attempt)
-                }
-                try await Task.sleep(for: wait)
-                continue
+                throw AttemptFailure(fault: f, partial: text)
             } catch is CancellationError {
                 throw EngineError.cancelled(partial: text, generatedTokens: countTokens(text))
             }
@@ -253,7 +285,8 @@ public final class RemoteModel: LanguageModel {
                 generatedTokens: usage?.completion ?? countTokens(text), queuedMs: ms(queued - start),
                 firstTokenMs: firstToken.map { ms($0 - start) } ?? 0, totalMs: ms(end - start))
             stats.estimated = usage == nil
-            return GenerationResult(text: text, tokens: [], finishReason: finish == "length" ? .length : .stop, stats: stats)
+            return CallResult(result: GenerationResult(text: text, tokens: [], finishReason: finish == "length" ? .length : .stop, stats: stats),
+                              reportedCached: usage?.cached)
         }
     }
 }
