@@ -169,7 +169,7 @@ public enum Answerability {
 
     /// The logistic model's weights: the bias, then one per feature of `Features`, by its
     /// name. Fitted by `eval/fit_abstention.py` on the tuning part of the labeled set (see its
-    /// output in the closing note of issue 28), which writes them here in this order.
+    /// output in the closing note of issue 41, 81 questions), which writes them here in this order.
     struct Weights {
         let bias, questionCoverage, focusCoverage, typedCoverage, typeMissing: Double
         let modelPassed, modelSaysNotFound, answerSupport, relationMissing: Double
@@ -190,11 +190,11 @@ public enum Answerability {
         }
     }
 
-    static let weights = Weights(bias: 0.345, questionCoverage: -0.061, focusCoverage: -1.392, typedCoverage: 1.028, typeMissing: -0.010,
-                                 modelPassed: -0.219, modelSaysNotFound: 0.000, answerSupport: 1.228, relationMissing: 0.000)
+    static let weights = Weights(bias: 0.674, questionCoverage: -0.037, focusCoverage: -1.586, typedCoverage: 1.084, typeMissing: -0.151,
+                                 modelPassed: 0.409, modelSaysNotFound: -0.600, answerSupport: 0.551, relationMissing: -0.235)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.48
+    public static let threshold = 0.52
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
