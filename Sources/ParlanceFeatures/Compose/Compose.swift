@@ -28,10 +28,7 @@ public enum Compose {
 
     static func variations(_ p: ComposeVariations.Params, _ ctx: RequestContext, entryId: String, createdAt: String) async throws -> ComposeVariations.Result {
         let started = ContinuousClock.now
-        let selection = p.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !selection.isEmpty else {
-            throw ResponseError.invalidParams("text: the selection is empty (only whitespace)", data: ["path": "text", "keyword": "minLength"])
-        }
+        let selection = try nonEmpty(p.text)
         let tones = try plan(tones: p.tones, count: p.count)
         let language = try resolveLanguage(p.language, selection)
         let analysis = ComposeAnalyzer.analyze(p.text)
@@ -43,14 +40,7 @@ public enum Compose {
         let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
         let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
-        var baseOptions = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(baseSeed), maxTokens: maxTokens, deterministic: p.deterministic,
-                                                            speculative: p.speculative),
-                                          defaultTemperature: 0.4)
-        // Five tones of one selection share most of their words: each variation drafts from
-        // the others' output too.
-        baseOptions.draftGroup = UInt64.random(in: 1...UInt64.max)
-        baseOptions.copiesText = true
-        if p.exactFacts ?? true { baseOptions.exactFacts = Facts.exactSpans(selection) }
+        let baseOptions = options(p, seed: baseSeed, maxTokens: maxTokens, selection: selection)
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 
@@ -98,11 +88,7 @@ public enum Compose {
                     engine.render(ComposePrompt.messages(text: selection, tone: v.tone, audience: audience, instructions: p.instructions,
                                                          languageName: languageName, strict: facts, toneHint: toneHint))
                 }
-            } report: { v in
-                ctx.progress(.init(kind: .report, message: "variation \(v.id) generated again: it read like another tone", phase: .verifying,
-                                   delta: v.text, part: v.id, restart: true))
-                ctx.progress(.init(kind: .report, message: "variation \(v.id) done", phase: .done, part: v.id, partial: try? JSONValue(encoding: v)))
-            }
+            } report: { v in reportRegenerated(v, ctx.progress) }
         }
         let variations = results.map(\.1)
 
@@ -116,6 +102,36 @@ public enum Compose {
         return .init(id: entryId, analysis: analysis, variations: variations, audience: audience, language: language.language,
                      fallbackFrom: language.fallbackFrom, stored: stored, sharedPrefixTokens: shared, usage: usage,
                      provenance: baseOptions.provenance(engine))
+    }
+
+    /// The selection without its surrounding whitespace; an empty one is refused.
+    private static func nonEmpty(_ text: String) throws -> String {
+        let selection = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !selection.isEmpty else {
+            throw ResponseError.invalidParams("text: the selection is empty (only whitespace)", data: ["path": "text", "keyword": "minLength"])
+        }
+        return selection
+    }
+
+    /// The options every variation starts from (each then takes its own seed).
+    private static func options(_ p: ComposeVariations.Params, seed: UInt32, maxTokens: Int, selection: String) -> ResolvedOptions {
+        var o = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(seed), maxTokens: maxTokens, deterministic: p.deterministic,
+                                                  speculative: p.speculative),
+                                defaultTemperature: 0.4)
+        // Five tones of one selection share most of their words: each variation drafts from
+        // the others' output too.
+        o.draftGroup = UInt64.random(in: 1...UInt64.max)
+        o.copiesText = true
+        if p.exactFacts ?? true { o.exactFacts = Facts.exactSpans(selection) }
+        return o
+    }
+
+    /// A variation generated again because it read like another tone: its new text replaces
+    /// the old (`restart`), then it is done again.
+    private static func reportRegenerated(_ v: ComposeVariation, _ progress: ProgressReporter) {
+        progress(.init(kind: .report, message: "variation \(v.id) generated again: it read like another tone", phase: .verifying,
+                       delta: v.text, part: v.id, restart: true))
+        progress(.init(kind: .report, message: "variation \(v.id) done", phase: .done, part: v.id, partial: try? JSONValue(encoding: v)))
     }
 
     /// The shared prefix evaluated once (a prompt-only request): every variation then

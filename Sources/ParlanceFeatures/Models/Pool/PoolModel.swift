@@ -215,24 +215,10 @@ public final class PoolModel: LanguageModel {
                     throw error
                 }
             case .wait(let until, let saturated):
-                let now = ContinuousClock.now
-                let began = waitStart ?? now
+                let began = waitStart ?? ContinuousClock.now
                 waitStart = began
-                let limit = min(deadline, began + policy.queueTimeout)
-                if let until, until > limit, !saturated, let last {
-                    // The only endpoints left rest longer than this request may wait: their Retry-After is reported.
-                    throw RemoteCallError(model: name, host: last.host, fault: last.fault, attempts: attempts)
-                }
-                if now >= limit {
-                    if saturated { throw await saturatedError(waited: now - began, attempts: attempts) }
-                    if let last { throw RemoteCallError(model: name, host: last.host, fault: last.fault, attempts: attempts) }
-                    throw await unavailableError(attempts: attempts)
-                }
-                if saturated, !toldQueued {
-                    toldQueued = true
-                    out.yield(.queued(position: 1))
-                }
-                await state.waitForChange(until: min(until ?? limit, limit))
+                try await waitForRoom(until: until, saturated: saturated, since: began, deadline: deadline, last: last, attempts: attempts,
+                                      toldQueued: &toldQueued, out)
             case .unavailable:
                 if let last, excluded.count == members.count {
                     throw RemoteCallError(model: name, host: last.host, fault: last.fault, attempts: attempts,
@@ -241,6 +227,30 @@ public final class PoolModel: LanguageModel {
                 throw await unavailableError(attempts: attempts)
             }
         }
+    }
+
+    /// Nothing is free now: waits for a change (a place freed, a health check, a rest ended)
+    /// within the queue time and the request's budget, or throws what the caller is owed:
+    /// `poolSaturated`, the last fault (endpoints resting past the budget), `poolUnavailable`.
+    private func waitForRoom(until: ContinuousClock.Instant?, saturated: Bool, since began: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
+                             last: (host: String, fault: RemoteFault)?, attempts: Int, toldQueued: inout Bool,
+                             _ out: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
+        let now = ContinuousClock.now
+        let limit = min(deadline, began + spec.policy.queueTimeout)
+        if let until, until > limit, !saturated, let last {
+            // The only endpoints left rest longer than this request may wait: their Retry-After is reported.
+            throw RemoteCallError(model: name, host: last.host, fault: last.fault, attempts: attempts)
+        }
+        if now >= limit {
+            if saturated { throw await saturatedError(waited: now - began, attempts: attempts) }
+            if let last { throw RemoteCallError(model: name, host: last.host, fault: last.fault, attempts: attempts) }
+            throw await unavailableError(attempts: attempts)
+        }
+        if saturated, !toldQueued {
+            toldQueued = true
+            out.yield(.queued(position: 1))
+        }
+        await state.waitForChange(until: min(until ?? limit, limit))
     }
 
     /// Every endpoint as errors report it: health, breaker, load, last error.
