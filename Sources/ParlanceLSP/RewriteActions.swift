@@ -58,7 +58,7 @@ enum RewriteActions {
     static func prewarm(_ text: String, _ action: RewriteAction, _ ctx: RequestContext, _ lsp: LanguageServer) {
         let settings = lsp.client.settings
         let key = prewarmKey(action)
-        let params = ComposeVariations.Params(text: text, audience: settings.audience, language: settings.language)
+        let params = ComposeVariations.Params(.init(text: text, audience: settings.audience, language: settings.language))
         lsp.startPrewarm(key: key) {
             do {
                 _ = try await ctx.with(progress: .none).detached { try await Compose.prewarm(params, $0) }

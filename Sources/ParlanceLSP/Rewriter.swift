@@ -22,8 +22,9 @@ enum Rewriter {
         case .clearer: "Make it clearer: plain words and short sentences, every fact, name and number kept."
         case nil: nil
         }
-        let params = ComposeVariations.Params(text: core, tones: [tone], audience: settings.audience, count: 1, instructions: instructions,
-                                              language: settings.language, maxTokens: settings.maxTokens)
+        var params = ComposeVariations.Params(.init(text: core, tones: [tone], audience: settings.audience, count: 1, instructions: instructions,
+                                                    language: settings.language))
+        params.maxTokens = settings.maxTokens
         let result = try await Compose.variations(params, ctx)()
         guard let v = result.variations.first else { throw ResponseError(.internalError, "compose returned no variation") }
         let open = v.verification?.issues.filter { $0.repaired != true } ?? []

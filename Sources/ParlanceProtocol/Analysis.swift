@@ -10,37 +10,17 @@ import ParlanceSchema
 // has a file of its own: Tags, Entities, Highlights, ContentAnalysis, Compare, WorthIt.
 
 /// Params of the single-document analyses.
-public struct AnalysisParams: Codable, Sendable, Schematic {
-    /// Either `text` or `uri` (an open document).
+public typealias AnalysisParams = GenerationParams<DocumentInput>
+
+/// A document to analyse: by `text` or by `uri` (an open document), and the output language.
+public struct DocumentInput: GenerationInput {
     public var text: String?
     public var uri: String?
     public var language: String?
-    public var temperature: Double?
-    public var seed: Int?
-    public var deterministic: Bool? = nil
-    public var verify: Bool? = nil
-    public var maxAttempts: Int? = nil
-    public var workDoneToken: JSONValue?
-    public var model: String? = nil
-    public init(text: String? = nil, uri: String? = nil, language: String? = nil, temperature: Double? = nil, seed: Int? = nil,
-                workDoneToken: JSONValue? = nil) {
-        self.text = text
-        self.uri = uri
-        self.language = language
-        self.temperature = temperature
-        self.seed = seed
-        self.workDoneToken = workDoneToken
-    }
     public static let schemaHints: [String: SchemaHint] = [
-        "model": .model,
         "text": SchemaHint(description: "The transcript (SRT and WebVTT are recognised; plain text is split into paragraphs). Give text or uri."),
         "uri": SchemaHint(description: "An open document (document/open)."),
         "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input; unsupported ones fall back, reported in fallbackFrom."),
-        "temperature": SchemaHint(minimum: 0, maximum: 2),
-        "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
-        "deterministic": .deterministic,
-        "verify": .verify,
-        "maxAttempts": .maxAttempts,
         "workDoneToken": SchemaHint(description: "LSP work-done token: progress percentages and streamed output arrive as $/progress."),
     ]
 }

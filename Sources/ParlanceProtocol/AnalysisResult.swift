@@ -71,3 +71,8 @@ public struct Analyzed<Fields: AnalysisFields>: Codable, Sendable, Schematic {
 extension Analyzed: GeneratedResult where Fields: GeneratedResult {
     public static var generatedFields: [String] { Fields.generatedFields }
 }
+
+/// A single-document analysis method: its result is its `Fields`, then `AnalysisMeta`.
+public protocol DocumentAnalysis: GeneratingMethod where Result == Analyzed<Fields> {
+    associatedtype Fields: AnalysisFields
+}

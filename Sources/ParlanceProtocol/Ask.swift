@@ -3,52 +3,24 @@ import ParlanceSchema
 
 /// Questions about a document (the seed's EpisodeAnswer), answered from the segments a
 /// BM25 ranking retrieves, streamed, with citations that are real segments.
-public enum AskStream: RPCMethod {
+public enum AskStream: GeneratingMethod {
     public static let name = "ask/stream"
     public static let summary = "Ask a question about a document: relevant segments are retrieved (BM25), the answer streams as $/progress deltas, and every citation is a real segment. Pass sessionId to ask a follow-up."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
 
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Input: GenerationInput {
         public var uri: String?
         public var text: String?
         public var question: String
         public var sessionId: String?
         public var language: String?
-        public var maxTokens: Int?
-        public var temperature: Double?
-        public var seed: Int?
-        public var deterministic: Bool? = nil
-        public var speculative: Bool? = nil
-        public var verify: Bool? = nil
-        public var maxAttempts: Int? = nil
-        public var model: String? = nil
-        public var workDoneToken: JSONValue?
-        public init(uri: String? = nil, text: String? = nil, question: String, sessionId: String? = nil, language: String? = nil,
-                    maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
-            self.uri = uri
-            self.text = text
-            self.question = question
-            self.sessionId = sessionId
-            self.language = language
-            self.maxTokens = maxTokens
-            self.temperature = temperature
-            self.seed = seed
-            self.workDoneToken = workDoneToken
-        }
+        public static let controls = GenerationControls.Key.allCases
         public static let schemaHints: [String: SchemaHint] = [
-            "model": .model,
             "uri": SchemaHint(description: "An open document (document/open). Give uri or text; a follow-up (sessionId) may give neither and continues on its conversation's document."),
             "text": SchemaHint(description: "A transcript given inline instead of uri."),
             "question": SchemaHint(minLength: 1, maxLength: 2000),
             "sessionId": SchemaHint(description: "A previous answer's sessionId: this question is a follow-up in that conversation (its KV state is reused)."),
             "language": SchemaHint(description: "Answer language (BCP-47). Default: the document's."),
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 64, maximum: 1024),
-            "temperature": SchemaHint(minimum: 0, maximum: 2),
-            "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
-            "deterministic": .deterministic,
-            "speculative": .speculative,
-            "verify": .verify,
-            "maxAttempts": .maxAttempts,
             "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),
         ]
     }

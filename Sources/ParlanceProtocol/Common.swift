@@ -243,13 +243,9 @@ public protocol ModelSelecting {
     /// The registry name the request asked for (nil: its route, or the default model).
     var model: String? { get }
 }
-extension AnalysisParams: ModelSelecting {}
-extension Summarize.Params: ModelSelecting {}
-extension AnalyzeCompare.Params: ModelSelecting {}
-extension AnalyzeWorthIt.Params: ModelSelecting {}
-extension AskStream.Params: ModelSelecting {}
-extension ComposeVariations.Params: ModelSelecting {}
-extension ComposeRefine.Params: ModelSelecting {}
+extension GenerationParams: ModelSelecting {
+    public var model: String? { controls.model }
+}
 extension SessionCreate.Params: ModelSelecting {}
 
 /// Params that name open documents by uri. The server takes a snapshot of those documents
@@ -259,18 +255,20 @@ public protocol DocumentReferencing {
     var documentURIs: [String] { get }
 }
 
-extension AnalysisParams: DocumentReferencing {
+/// An input that names at most one open document, by `uri`.
+public protocol OneDocumentInput: DocumentReferencing {
+    var uri: String? { get }
+}
+extension OneDocumentInput {
     public var documentURIs: [String] { uri.map { [$0] } ?? [] }
 }
-extension Summarize.Params: DocumentReferencing {
-    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
-}
-extension AnalyzeWorthIt.Params: DocumentReferencing {
-    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
-}
-extension AnalyzeCompare.Params: DocumentReferencing {
+extension DocumentInput: OneDocumentInput {}
+extension Summarize.Input: OneDocumentInput {}
+extension AnalyzeWorthIt.Input: OneDocumentInput {}
+extension AskStream.Input: OneDocumentInput {}
+extension AnalyzeCompare.Input: DocumentReferencing {
     public var documentURIs: [String] { documents.compactMap(\.uri) }
 }
-extension AskStream.Params: DocumentReferencing {
-    public var documentURIs: [String] { uri.map { [$0] } ?? [] }
+extension GenerationParams: DocumentReferencing where Input: DocumentReferencing {
+    public var documentURIs: [String] { input.documentURIs }
 }

@@ -29,29 +29,15 @@ public struct ComparedDocument: Codable, Sendable, Hashable, Schematic {
     public var chunks: Int
 }
 
-public enum AnalyzeCompare: RPCMethod {
+public enum AnalyzeCompare: GeneratingMethod {
     public static let name = "analysis/compare"
     public static let summary = "Compare several transcripts: common themes, evolution, unique insights per document, recommended order, narrative (the seed's MultiEpisodeAnalysis)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Input: GenerationInput {
         public var documents: [CompareDocument]
         public var language: String?
-        public var temperature: Double?
-        public var seed: Int?
-        public var deterministic: Bool? = nil
-        public var verify: Bool? = nil
-        public var maxAttempts: Int? = nil
-        public var workDoneToken: JSONValue?
-        public var model: String? = nil
         public static let schemaHints: [String: SchemaHint] = [
             "documents": SchemaHint(description: "2-8 documents, each by uri or text.", minItems: 2, maxItems: 8),
-            "language": AnalysisParams.schemaHints["language"]!,
-            "model": .model,
-            "temperature": SchemaHint(minimum: 0, maximum: 2),
-            "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
-            "deterministic": .deterministic,
-            "verify": .verify,
-            "maxAttempts": .maxAttempts,
+            "language": DocumentInput.schemaHints["language"]!,
         ]
     }
     public struct Result: Codable, Sendable, Schematic {

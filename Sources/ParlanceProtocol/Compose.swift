@@ -113,46 +113,31 @@ public struct ComposeVariation: Codable, Sendable, Hashable, Schematic {
     ]
 }
 
-public enum ComposeVariations: RPCMethod {
+public enum ComposeVariations: GeneratingMethod {
     public static let name = "compose/variations"
     public static let summary = "Rewrite a selection in several tones for an audience, concurrently in one batch, streamed per variation, each with a word diff and checked key points."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed]
+    public static let errors: [ProtocolError] = .generating
 
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Input: GenerationInput {
         public var text: String
         public var tones: [Tone]?
         public var audience: Audience?
         public var count: Int?
         public var instructions: String?
         public var language: String?
-        public var maxTokens: Int?
-        public var temperature: Double?
-        public var seed: Int?
-        public var deterministic: Bool? = nil
-        public var speculative: Bool? = nil
-        public var verify: Bool? = nil
-        public var maxAttempts: Int? = nil
         public var exactFacts: Bool? = nil
         public var ephemeral: Bool?
-        public var model: String? = nil
-        public var workDoneToken: JSONValue?
         public init(text: String, tones: [Tone]? = nil, audience: Audience? = nil, count: Int? = nil, instructions: String? = nil,
-                    language: String? = nil, maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil,
-                    ephemeral: Bool? = nil, workDoneToken: JSONValue? = nil) {
+                    language: String? = nil) {
             self.text = text
             self.tones = tones
             self.audience = audience
             self.count = count
             self.instructions = instructions
             self.language = language
-            self.maxTokens = maxTokens
-            self.temperature = temperature
-            self.seed = seed
-            self.ephemeral = ephemeral
-            self.workDoneToken = workDoneToken
         }
+        public static let controls = GenerationControls.Key.allCases
         public static let schemaHints: [String: SchemaHint] = [
-            "model": .model,
             "text": SchemaHint(description: "The selection to rewrite.", minLength: 1),
             "tones": SchemaHint(description: "Tones, one variation each (repeat a tone for alternatives). Default: formal, casual, diplomatic (the first `count` of formal, casual, diplomatic, empathetic, direct).", minItems: 1, maxItems: 8),
             "audience": SchemaHint(description: "Who the rewrites are for. Default: the detected audience."),
@@ -162,10 +147,6 @@ public enum ComposeVariations: RPCMethod {
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens per variation. Default: 1.5 x the selection + 32 tokens, at least 64, shrunk so all variations fit the context together.", minimum: 16, maximum: 2048),
             "temperature": SchemaHint(description: "Default 0.4 (the small default model stays closer to the facts when cool).", minimum: 0, maximum: 2),
             "seed": SchemaHint(description: "Base seed (variation i uses seed + i). Same input and seed = same output; a new seed gives alternatives (redo).", minimum: 0, maximum: 4_294_967_295),
-            "deterministic": .deterministic,
-            "speculative": .speculative,
-            "verify": .verify,
-            "maxAttempts": .maxAttempts,
             "exactFacts": SchemaHint(description: "While a variation is generated, a fact of the selection (an amount, a number with its unit, a name, an identifier) that the output has begun is finished exactly as the selection writes it: the model may leave a fact out but cannot change one it started (local models; a remote model gets the facts spelled out in the prompt). Default true; false generates exactly as without it."),
             "ephemeral": SchemaHint(description: "Do not store this composition in the history (it stays refinable until the daemon exits)."),
             "workDoneToken": SchemaHint(description: "$/progress reports: the analysis (part \"analysis\"), each variation's streamed deltas (part = variation id), then each finished variation (phase done, in `partial`)."),
@@ -223,45 +204,19 @@ public enum ComposeVariations: RPCMethod {
     }
 }
 
-public enum ComposeRefine: RPCMethod {
+public enum ComposeRefine: GeneratingMethod {
     public static let name = "compose/refine"
     public static let summary = "Continue from a variation with an instruction (\"shorter\", \"warmer\", free text); the conversation so far stays cached."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
 
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Input: GenerationInput {
         public var variationId: String
         public var instruction: String
-        public var maxTokens: Int?
-        public var temperature: Double?
-        public var seed: Int?
-        public var deterministic: Bool? = nil
-        public var speculative: Bool? = nil
-        public var verify: Bool? = nil
-        public var maxAttempts: Int? = nil
         public var ephemeral: Bool?
-        public var model: String? = nil
-        public var workDoneToken: JSONValue?
-        public init(variationId: String, instruction: String, maxTokens: Int? = nil, temperature: Double? = nil, seed: Int? = nil,
-                    ephemeral: Bool? = nil, workDoneToken: JSONValue? = nil) {
-            self.variationId = variationId
-            self.instruction = instruction
-            self.maxTokens = maxTokens
-            self.temperature = temperature
-            self.seed = seed
-            self.ephemeral = ephemeral
-            self.workDoneToken = workDoneToken
-        }
+        public static let controls = ComposeVariations.Input.controls
         public static let schemaHints: [String: SchemaHint] = [
-            "model": .model,
             "variationId": SchemaHint(description: "A variation id from compose/variations, compose/refine or the history.", minLength: 1),
             "instruction": SchemaHint(description: "shorter, longer, warmer, more formal, or free text.", minLength: 1, maxLength: 1000),
             "maxTokens": SchemaHint(minimum: 16, maximum: 2048),
-            "temperature": SchemaHint(minimum: 0, maximum: 2),
-            "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
-            "deterministic": .deterministic,
-            "speculative": .speculative,
-            "verify": .verify,
-            "maxAttempts": .maxAttempts,
             "ephemeral": SchemaHint(description: "Do not add the refined variation to the history entry."),
         ]
     }

@@ -10,12 +10,10 @@ public enum ContentTone: String, Codable, Sendable, SchemaEnum {
 
 public enum ComplexityLevel: String, Codable, Sendable, SchemaEnum { case low, medium, high }
 
-public enum AnalyzeContent: RPCMethod {
+public enum AnalyzeContent: DocumentAnalysis {
     public static let name = "analysis/content"
     public static let summary = "Style, tone and complexity of a transcript (the seed's EpisodeContentAnalysis)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
-    public typealias Params = AnalysisParams
-    public typealias Result = Analyzed<Fields>
+    public typealias Input = DocumentInput
     public struct Fields: AnalysisFields, GeneratedResult {
         public var style: ContentStyle
         public var tone: ContentTone

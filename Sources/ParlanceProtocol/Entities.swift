@@ -9,12 +9,10 @@ public struct NamedEntity: Codable, Sendable, Hashable, Schematic {
     ]
 }
 
-public enum AnalyzeEntities: RPCMethod {
+public enum AnalyzeEntities: DocumentAnalysis {
     public static let name = "analysis/entities"
     public static let summary = "People, organizations, products, locations and resources named in a transcript, each with the segments where it occurs."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
-    public typealias Params = AnalysisParams
-    public typealias Result = Analyzed<Fields>
+    public typealias Input = DocumentInput
     public struct Fields: AnalysisFields {
         public var people: [NamedEntity]
         public var organizations: [NamedEntity]

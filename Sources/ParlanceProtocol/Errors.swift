@@ -106,3 +106,11 @@ public struct ProtocolError: Sendable, Hashable {
         (-32803, "requestFailed", "LSP: the request could not be served; data.error names why (rewriteRejected, applyEditUnsupported)."),
     ]
 }
+
+extension [ProtocolError] {
+    /// What a method that generates can fail with.
+    public static var generating: Self { [.modelUnavailable, .generationFailed, .remoteFailed] }
+    /// What a method that generates from a document, a session or a stored item can fail
+    /// with: also `notFound` for the uri or id it names.
+    public static var generatingFromSource: Self { generating + [.notFound] }
+}

@@ -27,12 +27,10 @@ public struct NotableQuote: Codable, Sendable, Hashable, Schematic {
     public static let schemaHints: [String: SchemaHint] = sourceOffsetHints
 }
 
-public enum AnalyzeHighlights: RPCMethod {
+public enum AnalyzeHighlights: DocumentAnalysis {
     public static let name = "analysis/highlights"
     public static let summary = "Key moments (with times from real segments), verbatim quotes and action items (the seed's EpisodeHighlights)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
-    public typealias Params = AnalysisParams
-    public typealias Result = Analyzed<Fields>
+    public typealias Input = DocumentInput
     public struct Fields: AnalysisFields {
         public var keyMoments: [KeyMoment]
         public var quotes: [NotableQuote]

@@ -333,15 +333,6 @@ public enum ModelPull: RPCMethod {
         public var resumedBytes: Int
         /// False when the model was complete on disk already and nothing was transferred.
         public var downloaded: Bool
-        public init(name: String, path: String, parts: [String], bytes: Int, sha256: String, resumedBytes: Int, downloaded: Bool) {
-            self.name = name
-            self.path = path
-            self.parts = parts
-            self.bytes = bytes
-            self.sha256 = sha256
-            self.resumedBytes = resumedBytes
-            self.downloaded = downloaded
-        }
     }
 }
 

@@ -40,7 +40,7 @@ public enum SessionCreate: RPCMethod {
 public enum SessionRespond: RPCMethod {
     public static let name = "session/respond"
     public static let summary = "Send a prompt; get text, or with a JSON Schema the parsed JSON that validates against it."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
+    public static let errors: [ProtocolError] = .generatingFromSource
     public struct Params: Codable, Sendable, Schematic {
         public var sessionId: String
         public var prompt: String

@@ -1,51 +1,32 @@
 import ParlanceJSON
 import ParlanceSchema
 
-public enum Summarize: RPCMethod {
+public enum Summarize: DocumentAnalysis {
     public static let name = "analysis/summarize"
     public static let summary = "Summarize a text or an open document of any length (hierarchically when it does not fit)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
 
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Input: GenerationInput {
         /// Either `text` or `uri` (an open document).
         public var text: String?
         public var uri: String?
         public var language: String?
-        public var maxTokens: Int?
-        public var temperature: Double?
-        public var seed: Int?
-        public var deterministic: Bool? = nil
-        public var verify: Bool? = nil
-        public var maxAttempts: Int? = nil
-        public var model: String? = nil
-        public var workDoneToken: JSONValue?
-        public init(text: String? = nil, uri: String? = nil, language: String? = nil, maxTokens: Int? = nil,
-                    temperature: Double? = nil, seed: Int? = nil, workDoneToken: JSONValue? = nil) {
+        public init(text: String? = nil, uri: String? = nil, language: String? = nil) {
             self.text = text
             self.uri = uri
             self.language = language
-            self.maxTokens = maxTokens
-            self.temperature = temperature
-            self.seed = seed
-            self.workDoneToken = workDoneToken
         }
+        public static let controls: [GenerationControls.Key] = [
+            .maxTokens, .temperature, .seed, .deterministic, .verify, .maxAttempts, .model, .workDoneToken,
+        ]
         public static let schemaHints: [String: SchemaHint] = [
-            "model": .model,
             "text": SchemaHint(description: "The text to summarize (SRT and WebVTT are recognised). Give text or uri."),
             "uri": SchemaHint(description: "An open document (document/open)."),
             "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input."),
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens for the summary.", minimum: 64, maximum: 2048),
-            "temperature": SchemaHint(minimum: 0, maximum: 2),
-            "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
-            "deterministic": .deterministic,
-            "verify": .verify,
-            "maxAttempts": .maxAttempts,
-            "workDoneToken": SchemaHint(description: "LSP work-done token: progress and streamed text arrive as $/progress."),
         ]
     }
 
-    /// The seed's `EpisodeSummary`, plus how it was made.
-    public typealias Result = Analyzed<Fields>
+    /// The seed's `EpisodeSummary`; the result adds how it was made (`AnalysisMeta`).
     public struct Fields: AnalysisFields, GeneratedResult {
         public var summary: String
         public var mainTopics: [String]

@@ -2,12 +2,10 @@ import ParlanceSchema
 
 public enum Difficulty: String, Codable, Sendable, SchemaEnum { case beginner, intermediate, advanced }
 
-public enum AnalyzeTags: RPCMethod {
+public enum AnalyzeTags: DocumentAnalysis {
     public static let name = "analysis/tags"
     public static let summary = "Tags, categories and difficulty of a transcript (the seed's EpisodeTags)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
-    public typealias Params = AnalysisParams
-    public typealias Result = Analyzed<Fields>
+    public typealias Input = DocumentInput
     public struct Fields: AnalysisFields, GeneratedResult {
         public var tags: [String]
         public var categories: [String]

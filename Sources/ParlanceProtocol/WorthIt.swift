@@ -62,27 +62,18 @@ public struct ScoreBreakdown: Codable, Sendable, Hashable, Schematic {
 
 public enum QuestionSource: String, Codable, Sendable, SchemaEnum { case model, fallback, mixed }
 
-public enum AnalyzeWorthIt: RPCMethod {
+public enum AnalyzeWorthIt: DocumentAnalysis {
     public static let name = "analysis/worthIt"
     public static let summary = "Is it worth watching? Content depth, long summary, takeaways, gems of wisdom, comment insights and a 0-100 score (the WorthIt seed)."
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed, .notFound]
-    public struct Params: Codable, Sendable, Schematic {
+    public struct Input: GenerationInput {
         public var text: String?
         public var uri: String?
         public var comments: [String]?
         public var language: String?
-        public var temperature: Double?
-        public var seed: Int?
-        public var deterministic: Bool? = nil
-        public var verify: Bool? = nil
-        public var maxAttempts: Int? = nil
-        public var workDoneToken: JSONValue?
-        public var model: String? = nil
-        public static let schemaHints: [String: SchemaHint] = AnalysisParams.schemaHints.merging([
+        public static let schemaHints: [String: SchemaHint] = DocumentInput.schemaHints.merging([
             "comments": SchemaHint(description: "Up to 50 viewer comments (the seed's top comments).", maxItems: 50, minLength: 1, maxLength: 2000),
         ]) { a, _ in a }
     }
-    public typealias Result = Analyzed<Fields>
     public struct Fields: AnalysisFields {
         public var score: Int
         public var scoreBreakdown: ScoreBreakdown

@@ -5,21 +5,16 @@ import ParlanceEngine
 import ParlanceJSON
 import ParlanceProtocol
 
-/// The fields every single-document analysis request has (`analysis/tags`, `/content`,
-/// `/highlights`, `/entities`, `/worthIt` and `analysis/summarize`).
-protocol AnalysisRequest: Encodable, Sendable {
-    var text: String? { get }
-    var uri: String? { get }
-    var language: String? { get }
-    var temperature: Double? { get }
-    var seed: Int? { get }
-    var deterministic: Bool? { get }
-    var verify: Bool? { get }
-    var maxAttempts: Int? { get }
+/// The input every single-document analysis request has (`analysis/tags`, `/content`,
+/// `/highlights`, `/entities`, `/worthIt` and `analysis/summarize`): a document and a language.
+protocol DocumentRequest: GenerationInput {
+    var text: String? { get set }
+    var uri: String? { get set }
+    var language: String? { get set }
 }
-extension AnalysisParams: AnalysisRequest {}
-extension Summarize.Params: AnalysisRequest {}
-extension AnalyzeWorthIt.Params: AnalysisRequest {}
+extension DocumentInput: DocumentRequest {}
+extension Summarize.Input: DocumentRequest {}
+extension AnalyzeWorthIt.Input: DocumentRequest {}
 
 /// What an analysis produced, before the metadata every result carries.
 struct AnalysisOutput: Sendable {
@@ -42,16 +37,16 @@ struct AnalysisJob: Sendable {
 
     /// Resolves the request, answers from the cache when it can, else runs `produce` and
     /// adds the metadata, caches and returns the result.
-    static func run<M: RPCMethod, F: AnalysisFields>(_ method: M.Type, _ p: M.Params, maxTokens: Int, ctx: RequestContext,
-                                                     _ produce: (AnalysisJob) async throws -> AnalysisOutput) async throws -> M.Result
-    where M.Params: AnalysisRequest, M.Result == Analyzed<F> {
+    static func run<M: DocumentAnalysis>(_ method: M.Type, _ p: M.Params, maxTokens: Int, ctx: RequestContext,
+                                         _ produce: (AnalysisJob) async throws -> AnalysisOutput) async throws -> M.Result
+    where M.Input: DocumentRequest {
         let job = try await start(M.name, p, maxTokens: maxTokens, ctx: ctx)
         if let hit: M.Result = await AnalysisCache.cachedResult(job.cacheKey, ctx: ctx) { return hit }
         let out = try await produce(job)
         return try await job.finish(out)
     }
 
-    static func start(_ method: String, _ p: some AnalysisRequest, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
+    static func start(_ method: String, _ p: GenerationParams<some DocumentRequest>, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
         let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, ctx: ctx)
         let engine = try await ctx.engine()
         _ = try input.checkedTokenCount(engine, path: p.uri == nil ? "text" : "uri")

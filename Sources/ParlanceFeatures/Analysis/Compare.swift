@@ -88,7 +88,9 @@ public enum Compare {
         for (i, d) in p.documents.enumerated() {
             try Task.checkCancellation()
             let sub = ctx.with(progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"))
-            var params = Summarize.Params(text: d.text, uri: d.uri, language: inputs[0].language.language, temperature: p.temperature, seed: p.seed)
+            var params = Summarize.Params(Summarize.Input(text: d.text, uri: d.uri, language: inputs[0].language.language))
+            params.temperature = p.temperature
+            params.seed = p.seed
             params.verify = p.verify
             params.maxAttempts = p.maxAttempts
             let s = try await Summaries.summarize(params, sub)

@@ -98,8 +98,8 @@ public enum Models {
             if let s = error.status { data["status"] = .int(s) }
             throw ResponseError(ErrorCode(rawValue: ProtocolError.modelUnavailable.code), "could not pull \(p.model): \(error.message)", data: .object(data))
         }
-        return .init(name: pulled.name, path: pulled.path, parts: pulled.parts, bytes: pulled.bytes, sha256: pulled.sha256,
-                     resumedBytes: pulled.resumedBytes, downloaded: pulled.downloaded)
+        // The store's record and the wire's result are the same fields: one converts to the other.
+        return try JSONValue(encoding: pulled).decode()
     }
 
     /// "12.0 MB of 98.1 MB, 45.2 MB/s, 2 s left".

@@ -196,14 +196,7 @@ public final class RemoteModel: LanguageModel {
 
     private func run(_ r: ModelRequest, _ out: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws -> GenerationResult {
         let start = ContinuousClock.now
-        // A prewarm: nothing to evaluate here (the server caches prompts itself).
-        if r.maxTokens == 0 {
-            return GenerationResult(text: "", tokens: [], finishReason: .prompt, stats: GenerationStats(
-                promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, queuedMs: 0, firstTokenMs: 0, totalMs: 0))
-        }
-        if case .grammar = r.constraint {
-            throw EngineError.grammarRejected("a remote model takes JSON Schema constraints, not GBNF grammars")
-        }
+        if let done = try r.answeredBeforeSending() { return done }
         try await prepare()
         // Retries end by this deadline: twice the endpoint's timeout after the request began.
         let deadline = start + endpoint.timeout * 2
@@ -343,5 +336,21 @@ final class FIFOLimiter: Sendable {
             return nil
         }
         next?.resume()
+    }
+}
+
+extension ModelRequest {
+    /// What a remote model answers without sending anything: a prewarm is done at once (the
+    /// server caches prompts itself), and a GBNF grammar is refused (remote engines take
+    /// JSON Schema constraints). Nil: send it.
+    func answeredBeforeSending() throws -> GenerationResult? {
+        if maxTokens == 0 {
+            return GenerationResult(text: "", tokens: [], finishReason: .prompt, stats: GenerationStats(
+                promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, queuedMs: 0, firstTokenMs: 0, totalMs: 0))
+        }
+        if case .grammar = constraint {
+            throw EngineError.grammarRejected("a remote model takes JSON Schema constraints, not GBNF grammars")
+        }
+        return nil
     }
 }

@@ -116,7 +116,7 @@ public enum CodeActionResolve: RPCMethod {
     public static let name = "codeAction/resolve"
     public static let summary = "LSP: runs the chosen rewrite and answers the action with its edit (-32801 when the buffer changed since the offer)."
     public static let acceptsUnknownParams = true
-    public static let errors: [ProtocolError] = [.modelUnavailable, .generationFailed, .remoteFailed]
+    public static let errors: [ProtocolError] = .generating
     public typealias Params = CodeAction
     public typealias Result = CodeAction
 }

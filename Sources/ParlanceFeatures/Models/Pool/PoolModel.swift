@@ -163,13 +163,7 @@ public final class PoolModel: LanguageModel {
 
     private func run(_ r: ModelRequest, served: ServedEndpoints?, _ out: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws -> GenerationResult {
         let start = ContinuousClock.now
-        if r.maxTokens == 0 {
-            return GenerationResult(text: "", tokens: [], finishReason: .prompt, stats: GenerationStats(
-                promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, queuedMs: 0, firstTokenMs: 0, totalMs: 0))
-        }
-        if case .grammar = r.constraint {
-            throw EngineError.grammarRejected("a remote model takes JSON Schema constraints, not GBNF grammars")
-        }
+        if let done = try r.answeredBeforeSending() { return done }
         try await prepare()
         let policy = spec.policy
         let timeout = members.map(\.endpoint.timeout).max() ?? .seconds(60)
