@@ -61,6 +61,9 @@ public struct Provenance: Codable, Sendable, Hashable, Schematic {
     public var templateFallback: String? = nil
     /// `host:port` of the OpenAI-compatible server (a remote model).
     public var endpoint: String? = nil
+    /// A pool with `continueOnFailure`: the endpoint that went on with the output after
+    /// `endpoint`'s stream was cut (the text before it came from `endpoint`).
+    public var continuedOn: String? = nil
     /// The model name the server serves it under (a remote model).
     public var servedModel: String? = nil
     public var sampler: SamplerSettings

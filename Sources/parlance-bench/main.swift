@@ -17,6 +17,7 @@ var cliOnly = false
 var speculativeOnly = false
 var mcpOnly = false
 var longOnly = false
+var poolsOnly = false
 var matrixLengths = [512, 2048, 4000, 8000]
 var matrixRounds = 2
 var matrixKV: Set<String>? = nil
@@ -35,6 +36,7 @@ while !args.isEmpty {
     else if a == "--speculative-only" { speculativeOnly = true }
     else if a == "--mcp-only" { mcpOnly = true }
     else if a == "--long-only" { longOnly = true }
+    else if a == "--pools-only" { poolsOnly = true }
 }
 let env = ProcessInfo.processInfo.environment
 guard let modelPath = env["PARLANCE_MODEL"] ?? env["PARLANCE_DEFAULT_MODEL"] else {
@@ -96,45 +98,32 @@ let hubServerScript: String? = {
     let p = URL(fileURLWithPath: daemonPath).deletingLastPathComponent().appendingPathComponent("../../tests/hub_server.py").standardizedFileURL.path
     return FileManager.default.fileExists(atPath: p) ? p : FileManager.default.fileExists(atPath: "tests/hub_server.py") ? "tests/hub_server.py" : nil
 }()
-if modelsOnly {
-    let models = adding("stores", try storesBench(modelPath: modelPath, hubServer: hubServerScript),
-                        to: try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads))
-    print(models.serialized(pretty: true))
+/// `--X-only`: prints that section's figures alone and exits.
+func only(_ flag: Bool, _ figures: () throws -> JSONValue) rethrows {
+    guard flag else { return }
+    print(try figures().serialized(pretty: true))
     exit(0)
 }
-// `--remote-only`: only the remote-engine figures (needs PARLANCE_LLAMA_SERVER).
+/// llama-server, for the sections that run it beside Parlance (PARLANCE_LLAMA_SERVER).
 let llamaServer = env["PARLANCE_LLAMA_SERVER"]
-if remoteOnly {
+func needServer() -> String {
     guard let llamaServer else { log("set PARLANCE_LLAMA_SERVER (scripts/setup-llama-server.sh)"); exit(2) }
-    print(try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
-    exit(0)
+    return llamaServer
 }
-// `--speculative-only`: only speculative decoding, side by side with llama-server's n-gram modes.
-if speculativeOnly {
-    print(try speculativeBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
-    exit(0)
+try only(modelsOnly) {
+    adding("stores", try storesBench(modelPath: modelPath, hubServer: hubServerScript),
+           to: try modelsBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads))
 }
-// `--mcp-only`: only one MCP tool call's overhead against the same call through tool/call.
-if mcpOnly {
-    print(try mcpBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
-    exit(0)
-}
-// `--long-only`: only the main job's lengths, side by side with llama-server.
-if longOnly {
-    guard let llamaServer else { log("set PARLANCE_LLAMA_SERVER (scripts/setup-llama-server.sh)"); exit(2) }
-    print(try longPromptBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads).serialized(pretty: true))
-    exit(0)
-}
-// `--cli-only`: only the command line's first-token figures.
-if cliOnly {
-    print(try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
-    exit(0)
-}
-// `--lsp-only`: only the LSP surface's figures.
-if lspOnly {
-    print(try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads).serialized(pretty: true))
-    exit(0)
-}
+try only(remoteOnly) { try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: needServer(), threads: threads) }
+try only(poolsOnly) { try poolBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: needServer(), standIn: standInScript(daemonPath: daemonPath)) }
+// Speculative decoding, side by side with llama-server's n-gram modes (when set).
+try only(speculativeOnly) { try speculativeBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: llamaServer, threads: threads) }
+// One MCP tool call's overhead against the same call through tool/call.
+try only(mcpOnly) { try mcpBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads) }
+// The main job's lengths, side by side with llama-server.
+try only(longOnly) { try longPromptBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: needServer(), threads: threads) }
+try only(cliOnly) { try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads) }
+try only(lspOnly) { try lspBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads) }
 log("reference: llama.cpp through the shim (pp512, tg128, \(threads) threads)")
 let reference = try Reference.measure(modelPath: modelPath, threads: threads, contextSize: contextSize)
 // The same figures with the daemon's context settings (KV cache types, flash attention,
@@ -313,6 +302,9 @@ let cli = try cliBench(daemonPath: daemonPath, modelPath: modelPath, threads: th
 log("remote: the same completion straight to llama-server and through Parlance")
 let remote: JSONValue = try llamaServer.map { try remoteBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: $0, threads: threads) }
     ?? ["skipped": "PARLANCE_LLAMA_SERVER not set"]
+log("pools: three llama-servers, cost routing against round-robin; the router's own cost")
+let pools: JSONValue = try llamaServer.map { try poolBench(daemonPath: daemonPath, modelPath: modelPath, serverPath: $0, standIn: standInScript(daemonPath: daemonPath)) }
+    ?? ["skipped": "PARLANCE_LLAMA_SERVER not set"]
 log("MCP: one tool call to an MCP server against the same call through tool/call")
 let mcpCalls = try mcpBench(daemonPath: daemonPath, modelPath: modelPath, threads: threads)
 let modelBytes = (try? FileManager.default.attributesOfItem(atPath: modelPath)[.size] as? Int) ?? 0
@@ -349,6 +341,7 @@ var out: JSONValue = [
     "lsp": lsp,
     "models": models,
     "remote": remote,
+    "pools": pools,
     "cli": cli,
     "mcp": mcpCalls,
     "peakRssBytes": .int(rss), "modelFileBytes": .int(modelBytes),
@@ -376,6 +369,9 @@ var out: JSONValue = [
         "remoteAddedFirstToken<=10ms": remote["targets"]?["addedFirstToken<=10ms"] ?? false,
         "mcpOverhead<=5ms": mcpCalls["targets"]?["mcpOverhead<=5ms"] ?? false,
         "remoteThroughput>=97%": remote["targets"]?["throughput>=97%"] ?? false,
+        "poolTokens<=0.5xRoundRobin": pools["targets"]?["tokens<=0.5xRoundRobin"] ?? false,
+        "poolFollowUpFirstToken<=0.7xRoundRobin": pools["targets"]?["followUpFirstToken<=0.7xRoundRobin"] ?? false,
+        "poolRouterOverhead<=2ms": pools["targets"]?["routerOverhead<=2ms"] ?? false,
         "cliAskFirstToken<=1.1xStdio": cli["targets"]?["askCli<=1.1xStdio"] ?? false,
         "cliRewriteFirstToken<=1.1xStdio": cli["targets"]?["rewriteCli<=1.1xStdio"] ?? false,
         "speculativeSideBySide>=1.0xBestPeer": speculative["targets"]?["sideBySide>=1.0xBestPeer"] ?? false,

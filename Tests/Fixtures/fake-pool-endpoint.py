@@ -11,15 +11,22 @@ The first stdout line is a JSON object {behaviour: port}. Behaviours:
              (no finish_reason, no [DONE])
   hold       waits until GET /release (on any port) lets it through, then "ok"
   loading    /health and every call: 503 "Loading model", as llama-server while it loads
-GET /health is 200 (but for loading); GET /v1/models lists "stand-in"; GET /calls (any
-port) returns {behaviour: chat calls so far}.
+  cut        (with --upstream PORT) a proxy to the llama-server on PORT that passes its
+             stream through and closes the connection after three content deltas
+GET /health is 200 (but for loading); GET /v1/models lists "stand-in" (cut: the
+upstream's list); GET /calls (any port) returns {behaviour: chat calls so far}; GET /last
+(any port) {behaviour: the last chat request's body}; GET /cut (any port) the text the
+cut proxy passed before it closed.
 """
-import json, socketserver, sys, threading
+import http.client, json, socketserver, sys, threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-BEHAVIOURS = ["ok", "busy", "busyonce", "limited", "broken", "hold", "loading"]
+UPSTREAM = int(sys.argv[sys.argv.index("--upstream") + 1]) if "--upstream" in sys.argv else None
+BEHAVIOURS = ["ok", "busy", "busyonce", "limited", "broken", "hold", "loading"] + (["cut"] if UPSTREAM else [])
 gate = threading.Semaphore(0)
 calls = {b: 0 for b in BEHAVIOURS}
+last = {}
+cut_text = {"text": ""}
 lock = threading.Lock()
 LOADING = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
 
@@ -49,6 +56,14 @@ def handler(behaviour):
             if path == "/calls":
                 with lock:
                     return self.json(200, dict(calls))
+            if path == "/last":
+                with lock:
+                    return self.json(200, dict(last))
+            if path == "/cut":
+                with lock:
+                    return self.json(200, dict(cut_text))
+            if behaviour == "cut":
+                return self.forward_get(path)
             if behaviour == "loading":
                 return self.json(503, LOADING)
             if path == "/health":
@@ -68,12 +83,15 @@ def handler(behaviour):
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length", "0"))
-            self.rfile.read(length)
+            body = self.rfile.read(length)
             if self.path.rstrip("/") != "/v1/chat/completions":
                 return self.json(404, {"error": {"message": f"no route {self.path}"}})
             with lock:
                 calls[behaviour] += 1
                 n = calls[behaviour]
+                last[behaviour] = json.loads(body or b"{}")
+            if behaviour == "cut":
+                return self.forward_cut(body)
             if behaviour == "loading":
                 return self.json(503, LOADING)
             if behaviour == "busy" or (behaviour == "busyonce" and n == 1):
@@ -96,6 +114,39 @@ def handler(behaviour):
                         "usage": {"prompt_tokens": 11, "completion_tokens": 6, "total_tokens": 17,
                                   "prompt_tokens_details": {"cached_tokens": 0}}})
             self.event("[DONE]")
+
+        def forward_get(self, path):
+            c = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=30)
+            c.request("GET", path)
+            r = c.getresponse()
+            self.json(r.status, json.loads(r.read() or b"{}"))
+
+        def forward_cut(self, body):
+            c = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=120)
+            c.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+            r = c.getresponse()
+            self.send_response(r.status)
+            self.send_header("Content-Type", r.getheader("Content-Type", "text/event-stream"))
+            self.end_headers()
+            deltas, text = 0, ""
+            while deltas < 3:
+                line = r.readline()
+                if not line:
+                    break
+                self.wfile.write(line)
+                if line.startswith(b"data: {"):
+                    for ch in json.loads(line[6:]).get("choices", []):
+                        piece = (ch.get("delta") or {}).get("content")
+                        if piece:
+                            deltas += 1
+                            text += piece
+                elif line.strip() == b"":
+                    self.wfile.flush()
+            self.wfile.write(b"\n")
+            self.wfile.flush()
+            with lock:
+                cut_text["text"] = text
+            c.close()  # HTTP/1.0: the connection to the client closes here, mid-completion
 
     return Handler
 

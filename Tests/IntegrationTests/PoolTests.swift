@@ -288,6 +288,37 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(respond(d, prompt("after-kill")).errorCode, nil, "the pool serves on")
     }
 
+    // MARK: continueOnFailure with a real stream cut
+
+    func testAStreamCutMidwayContinuesOnAnotherServer() throws {
+        try requireServers()
+        // A proxy to the first server that cuts its stream after three deltas, pooled with the second server.
+        let fake = try HelperProcess("/usr/bin/env", ["python3", Daemon.repoRoot.appendingPathComponent("Tests/Fixtures/fake-pool-endpoint.py").path,
+                                                      "--upstream", String(Self.ports[0])])
+        defer { fake.stop() }
+        let ports = try XCTUnwrap(try JSONParser.parse(fake.firstLine()).objectValue, "the stand-in prints its ports")
+        let proxy = try XCTUnwrap(ports["cut"]?.intValue)
+        let d = try daemon(config: ["models": ["c": [
+            "endpoints": [["url": .string("http://127.0.0.1:\(proxy)/v1")], ["url": .string("http://127.0.0.1:\(Self.ports[1])/v1")]],
+            "continueOnFailure": true, "timeoutSeconds": 30, "healthCheckSeconds": 0.5,
+        ]], "defaultModel": "c"])
+        let sid = try XCTUnwrap(d.call("session/create", ["model": "c"]).result?["sessionId"])
+        let r = d.call("session/respond", ["sessionId": sid, "prompt": "Count from one to twenty in words, separated by commas.",
+                                           "options": ["maxTokens": 48, "temperature": 0]], timeout: 120)
+        let result = try XCTUnwrap(r.result, "\(r)")
+        let text = try XCTUnwrap(result["text"]?.stringValue)
+        let before = try XCTUnwrap(httpGet("http://127.0.0.1:\(proxy)/cut").body?["text"]?.stringValue)
+        XCTAssertFalse(before.isEmpty, "the proxy passed some text before it cut")
+        XCTAssertTrue(text.hasPrefix(before), "the output begins with what streamed before the cut: \(text.debugDescription) / \(before.debugDescription)")
+        let rest = String(text.dropFirst(before.count))
+        XCTAssertFalse(rest.trimmingCharacters(in: .whitespaces).isEmpty, "the second server went on: \(text.debugDescription)")
+        XCTAssertFalse(rest.trimmingCharacters(in: .whitespaces).hasPrefix(before.trimmingCharacters(in: .whitespaces)),
+                       "the continuation does not start over: \(text.debugDescription)")
+        XCTAssertEqual(result["provenance"]?["endpoint"]?.stringValue, "127.0.0.1:\(proxy)")
+        XCTAssertEqual(result["provenance"]?["continuedOn"]?.stringValue, hosts[1])
+        print("continued: \(before.debugDescription) + \(rest.debugDescription)")
+    }
+
     // MARK: (d) a hung server: breaker opens, avoided, used again after SIGCONT
 
     func testAHungServerOpensItsBreakerAndIsUsedAgainOnceItAnswers() throws {
@@ -333,6 +364,7 @@ final class PoolTests: XCTestCase {
         }
         let d = try daemon(config: ["models": [
             "busy": pool(["busy", "ok"]), "limited": pool(["limited", "ok"]), "busyonce": pool(["busyonce"]), "broken": pool(["broken", "ok"]),
+            "continue": pool(["broken", "ok"], ["continueOnFailure": true]),
             "hold": pool(["hold"], ["queueTimeoutSeconds": 1]), "loading": pool(["loading", "ok"]),
             "down": ["endpoints": [["url": "http://127.0.0.1:1/v1"], ["url": "http://127.0.0.1:2/v1"]], "timeoutSeconds": 5],
         ], "defaultModel": "busy"])
@@ -374,6 +406,18 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(broken["error"]?["data"]?["endpoint"]?.stringValue, host("broken"))
         XCTAssertEqual(broken["error"]?["data"]?["attempts"], 1)
         XCTAssertEqual(calls()["ok"]?.intValue, okBefore, "what streamed is never sent again elsewhere")
+
+        // continueOnFailure: the same cut stream goes on at the next endpoint of the same model, from the text so far.
+        let continuedReply = ask("continue")
+        let continued = try XCTUnwrap(continuedReply.result, "\(continuedReply)")
+        XCTAssertEqual(continued["text"], "Partial answerHello from the stand-in.", "the partial, then the continuation, once each")
+        XCTAssertEqual(continued["provenance"]?["endpoint"]?.stringValue, host("broken"))
+        XCTAssertEqual(continued["provenance"]?["continuedOn"]?.stringValue, host("ok"))
+        let sent = try XCTUnwrap(httpGet("http://127.0.0.1:\(ports["ok"]?.intValue ?? 0)/last").body?["ok"])
+        XCTAssertEqual(sent["continue_final_message"], true)
+        XCTAssertEqual(sent["add_generation_prompt"], false)
+        XCTAssertEqual(sent["messages"]?.arrayValue?.last?["role"], "assistant")
+        XCTAssertEqual(sent["messages"]?.arrayValue?.last?["content"], "Partial answer")
 
         // Loading: not used until ready, and not a failure.
         waitForEndpoints(d, model: "loading", "the loading endpoint is seen loading", { $0[0]["health"] == "loading" })

@@ -103,6 +103,9 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         /// A pool's routing: cost (default: uncached prompt tokens × weight + load) or
         /// roundRobin (each endpoint in turn; to compare against).
         public var routing: String?
+        /// A pool's stream cut after its first tokens continues on another endpoint of the
+        /// same model (default false: it ends with -32011 and its partial).
+        public var continueOnFailure: Bool?
         public static let schemaHints: [String: SchemaHint] = [
             "endpoints": SchemaHint(description: "A pool: the OpenAI-compatible endpoints that serve this one model; each call goes to the one where it costs least.", minItems: 1),
             "healthCheckSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
@@ -305,6 +308,7 @@ public enum RemoteSpec {
         if let s = entry?.cooldownSeconds { policy.cooldown = .milliseconds(Int(s * 1000)) }
         if let s = entry?.queueTimeoutSeconds { policy.queueTimeout = .milliseconds(Int(s * 1000)) }
         policy.roundRobin = entry?.routing == "roundRobin"
+        policy.continueOnFailure = entry?.continueOnFailure ?? false
         var members: [PoolMember] = []
         if let list = entry?.endpoints {
             for (i, ep) in list.enumerated() {

@@ -177,6 +177,12 @@ public final class RemoteModel: LanguageModel {
         if case .schema(let s) = r.constraint {
             b["response_format"] = ["type": "json_schema", "json_schema": ["name": "output", "strict": true, "schema": s]]
         }
+        if r.prompt.messages.last?.role == .assistant {
+            // The reply so far, continued rather than answered (a pool's continuation): the
+            // field llama-server and vLLM both read.
+            b["continue_final_message"] = true
+            b["add_generation_prompt"] = false
+        }
         return .object(b)
     }
 

@@ -34,10 +34,13 @@ public struct PoolSpec: Sendable {
 /// order: set around each request, so a pool's provenance names the endpoint that served.
 public final class ServedEndpoints: Sendable {
     @TaskLocal public static var current: ServedEndpoints?
-    private let hosts = Mutex<[String]>([])
+    private let hosts = Mutex<[(host: String, continuedFrom: String?)]>([])
     public init() {}
-    func record(_ host: String) { hosts.withLock { $0.append(host) } }
-    public var last: String? { hosts.withLock { $0.last } }
+    func record(_ host: String, continuedFrom: String? = nil) { hosts.withLock { $0.append((host, continuedFrom)) } }
+    /// The endpoint that began the last generation.
+    public var last: String? { hosts.withLock { $0.last.map { $0.continuedFrom ?? $0.host } } }
+    /// The endpoint that finished the last generation, when it was not the one that began it.
+    public var continuedOn: String? { hosts.withLock { $0.last.flatMap { $0.continuedFrom == nil ? nil : $0.host } } }
 }
 
 /// One model served by several OpenAI-compatible endpoints (llama-server, vLLM, Ollama,
@@ -54,7 +57,7 @@ public final class PoolModel: LanguageModel {
     let state: PoolState
     private let checker = Mutex<Task<Void, Never>?>(nil)
     /// The endpoint that served the last call (provenance outside a request's task).
-    private let lastServed = Mutex<String?>(nil)
+    private let lastServed = Mutex<(host: String, continuedFrom: String?)?>(nil)
 
     public init(name: String, spec: PoolSpec, http: HTTPClient = .shared) {
         self.name = name
@@ -86,7 +89,13 @@ public final class PoolModel: LanguageModel {
     public func describe(_ p: inout Provenance) {
         p.modelSha256 = SHA256.hex(identity)
         p.templateSha256 = SHA256.hex("")
-        p.endpoint = ServedEndpoints.current?.last ?? lastServed.withLock { $0 }
+        if let served = ServedEndpoints.current, let host = served.last {
+            p.endpoint = host
+            p.continuedOn = served.continuedOn
+        } else if let last = lastServed.withLock({ $0 }) {
+            p.endpoint = last.continuedFrom ?? last.host
+            p.continuedOn = last.continuedFrom == nil ? nil : last.host
+        }
         p.servedModel = servedModel
     }
 
@@ -170,40 +179,57 @@ public final class PoolModel: LanguageModel {
         // The request's budget: twice the endpoint timeout, as for one remote endpoint.
         let deadline = start + timeout * 2
         let (hashes, totalBytes) = PrefixIndex.hashes(r.prompt.messages, blockBytes: policy.blockBytes)
+        var request = r
+        var cut: Cut? = nil
         var excluded = Set<Int>()
         var attempts = 0
         var last: (host: String, fault: RemoteFault)? = nil
         var waitStart: ContinuousClock.Instant? = nil
         var toldQueued = false
         while true {
-            if Task.isCancelled { throw EngineError.cancelled(partial: "", generatedTokens: 0) }
-            switch await state.admit(hashes: hashes, totalBytes: totalBytes, promptTokens: r.prompt.count, excluded: excluded) {
+            if Task.isCancelled { throw EngineError.cancelled(partial: cut?.text ?? "", generatedTokens: 0) }
+            switch await state.admit(hashes: hashes, totalBytes: totalBytes, promptTokens: request.prompt.count, excluded: excluded) {
             case .go(let i, let predicted, let matchedAt):
                 attempts += 1
                 waitStart = nil
                 let m = members[i]
                 do {
                     do { try await m.prepare() } catch let e as RemoteCallError { throw RemoteModel.AttemptFailure(fault: e.fault, partial: "") }
-                    let res = try await m.call(r, start: start, out)
-                    let reply = PrefixIndex.hashes(r.prompt.messages + [ChatMessage(.assistant, res.result.text)], blockBytes: policy.blockBytes).hashes
+                    if let cut, m.servedModel != cut.servedModel {
+                        // A continuation goes on only with the same model.
+                        await state.abandoned(i)
+                        excluded.insert(i)
+                        attempts -= 1
+                        continue
+                    }
+                    let res = try await m.call(request, start: start, out)
+                    let result = cut.map { $0.joined(res.result, tokens: countTokens($0.text)) } ?? res.result
+                    let reply = PrefixIndex.hashes(r.prompt.messages + [ChatMessage(.assistant, result.text)], blockBytes: policy.blockBytes).hashes
                     await state.succeeded(i, hashes: reply, predicted: predicted, matchedAt: matchedAt, reportedCached: res.reportedCached,
                                           promptTokens: res.result.stats.promptTokens)
-                    served?.record(m.endpoint.host)
-                    lastServed.withLock { $0 = m.endpoint.host }
-                    return res.result
+                    let from = cut.map { members[$0.endpoint].endpoint.host }
+                    served?.record(m.endpoint.host, continuedFrom: from)
+                    lastServed.withLock { $0 = (m.endpoint.host, from) }
+                    return result
                 } catch let failed as RemoteModel.AttemptFailure {
                     let f = failed.fault
                     let counted = await state.failed(i, f)
                     last = (m.endpoint.host, f)
-                    // What streamed cannot be unsent: a stream cut after its first token ends here, with its partial.
-                    // Nothing streamed: any fault but the call's own (a 4xx) may pass on another endpoint, a stream cut
-                    // before its first token included.
+                    // What streamed cannot be unsent: a stream cut after its first token ends here, with its partial, or
+                    // (continueOnFailure) goes on once on another endpoint. Nothing streamed: any fault but the call's own
+                    // (a 4xx) may pass on another endpoint, a stream cut before its first token included.
+                    let partial = (cut?.text ?? "") + failed.partial
                     let another = f.retryable || f.kind == .remoteProtocol
-                    guard failed.partial.isEmpty, another, attempts < policy.maxAttempts, ContinuousClock.now < deadline else {
+                    let next = failed.partial.isEmpty ? request : cut == nil && m.servedModel != nil ? continuation(of: r, partial: partial) : nil
+                    guard let next, another, attempts < policy.maxAttempts, ContinuousClock.now < deadline else {
                         throw RemoteCallError(model: name, host: m.endpoint.host, fault: f, attempts: attempts,
-                                              partial: failed.partial.isEmpty ? nil : failed.partial)
+                                              partial: partial.isEmpty ? nil : partial)
                     }
-                    if counted || !(f.kind == .rateLimited || f.retryAfterMs != nil) { excluded.insert(i) }
+                    if !failed.partial.isEmpty {
+                        cut = Cut(endpoint: i, servedModel: m.servedModel, text: partial)
+                        request = next
+                    }
+                    if counted || !failed.partial.isEmpty || !(f.kind == .rateLimited || f.retryAfterMs != nil) { excluded.insert(i) }
                 } catch {
                     await state.abandoned(i)
                     throw error
@@ -216,11 +242,42 @@ public final class PoolModel: LanguageModel {
             case .unavailable:
                 if let last, excluded.count == members.count {
                     throw RemoteCallError(model: name, host: last.host, fault: last.fault, attempts: attempts,
-                                          details: await poolDetails(reason: "poolUnavailable"))
+                                          partial: cut?.text, details: await poolDetails(reason: "poolUnavailable"))
                 }
-                throw await unavailableError(attempts: attempts)
+                var e = await unavailableError(attempts: attempts)
+                e.partial = cut?.text
+                throw e
             }
         }
+    }
+
+    /// A stream cut after its first tokens, which another endpoint continues: where it was
+    /// cut, the model it was written by and the text it had written.
+    struct Cut {
+        var endpoint: Int
+        var servedModel: String?
+        var text: String
+
+        /// The whole output: the text before the cut, then the continuation's.
+        func joined(_ rest: GenerationResult, tokens: Int) -> GenerationResult {
+            var out = rest
+            out.text = text + rest.text
+            out.stats.generatedTokens += tokens
+            out.stats.estimated = true
+            return out
+        }
+    }
+
+    /// The request that continues `partial` on another endpoint, or nil when it may not:
+    /// `continueOnFailure` off, schema output, or no tokens left.
+    private func continuation(of r: ModelRequest, partial: String) -> ModelRequest? {
+        guard spec.policy.continueOnFailure, case .none = r.constraint else { return nil }
+        let used = countTokens(partial)
+        guard used < r.maxTokens else { return nil }
+        var next = r
+        next.prompt = ModelPrompt(messages: r.prompt.messages + [ChatMessage(.assistant, partial)], tokens: [], count: r.prompt.count + used)
+        next.maxTokens = r.maxTokens - used
+        return next
     }
 
     /// Nothing is free now: waits for a change (a place freed, a health check, a rest ended)

@@ -65,6 +65,12 @@ public struct PoolPolicy: Sendable, Equatable {
     /// request's own budget, twice the endpoint timeout).
     public var queueTimeout = Duration.seconds(60)
 
+    /// A stream cut after its first token continues on another endpoint serving the same
+    /// model, from the text streamed so far (`continue_final_message`), once at most, and
+    /// never for schema output (`"continueOnFailure": true`). Off by default: what a client
+    /// has seen then ends with -32011 and the partial, as on one endpoint.
+    public var continueOnFailure = false
+
     /// Round-robin instead of cost (`"routing": "roundRobin"`): what a plain balancer does,
     /// kept to measure cost routing against. Health, failover and capacity still apply.
     public var roundRobin = false
