@@ -162,6 +162,7 @@ public enum Render {
             func n(_ k: String) -> Int { e[k]?.intValue ?? 0 }
             var line = "    \(e["endpoint"]?.stringValue ?? "?") (\(e["url"]?.stringValue ?? "")): \(e["health"]?.stringValue ?? "?"), circuit \(e["circuit"]?.stringValue ?? "?"), "
                 + "\(n("inFlight"))/\(n("capacity")) in flight, \(n("requestsServed")) served, \(n("prefixCacheHits")) prefix-cache hits, \(n("failures")) failures"
+            if n("othersInFlight") > 0 { line += ", \(n("othersInFlight")) more from other clients" }
             if let w = e["weight"]?.doubleValue, w != 1 { line += String(format: ", weight %g", w) }
             if let l = e["lastError"]?.stringValue { line += "; last error: \(l)" }
             return line + "\n"

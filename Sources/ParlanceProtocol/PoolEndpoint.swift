@@ -15,6 +15,9 @@ public struct PoolEndpointInfo: Codable, Sendable, Hashable, Schematic {
     public var circuit: String
     /// Calls Parlance has in flight to it now.
     public var inFlight: Int
+    /// Requests the server said it was working on beyond those (other clients), at the last
+    /// health check (llama-server's /slots, vLLM's metrics): priced as load when routing.
+    public var othersInFlight: Int
     /// Calls it takes at once: configured maxConcurrentRequests, else the server's /props total_slots, else 1.
     public var capacity: Int
     /// Calls routed to it for a prefix it was thought to hold, confirmed by the cached tokens it reported.
@@ -33,7 +36,7 @@ public struct PoolEndpointInfo: Codable, Sendable, Hashable, Schematic {
         "health": SchemaHint(enumValues: ["unknown", "ready", "loading", "down"]),
         "circuit": SchemaHint(enumValues: ["closed", "open", "halfOpen"]),
     ]
-    public init(url: String, endpoint: String, servedModel: String?, weight: Double, health: String, circuit: String, inFlight: Int, capacity: Int,
+    public init(url: String, endpoint: String, servedModel: String?, weight: Double, health: String, circuit: String, inFlight: Int, othersInFlight: Int, capacity: Int,
                 prefixCacheHits: Int, cachedTokens: Int, promptTokens: Int, requestsServed: Int, failures: Int, lastError: String?, prefixBlocks: Int) {
         self.url = url
         self.endpoint = endpoint
@@ -42,6 +45,7 @@ public struct PoolEndpointInfo: Codable, Sendable, Hashable, Schematic {
         self.health = health
         self.circuit = circuit
         self.inFlight = inFlight
+        self.othersInFlight = othersInFlight
         self.capacity = capacity
         self.prefixCacheHits = prefixCacheHits
         self.cachedTokens = cachedTokens

@@ -290,6 +290,35 @@ public struct OpenAIClient: Sendable {
         return v["total_slots"]?.intValue
     }
 
+    /// Requests the server is working on now, by its own account: llama-server's `/slots`
+    /// (slots `is_processing`), else vLLM's `/metrics` (`vllm:num_requests_running` plus
+    /// `vllm:num_requests_waiting`); nil when it reports neither.
+    public func busyRequests() async -> Int? {
+        if let v = try? await json(endpoint.root.appendingPathComponent("slots"), timeout: .seconds(5)), let slots = v.arrayValue {
+            return slots.filter { $0["is_processing"]?.boolValue == true }.count
+        }
+        guard let text = try? await self.text(endpoint.root.appendingPathComponent("metrics"), timeout: .seconds(5)) else { return nil }
+        var total: Double? = nil
+        for line in text.split(separator: "\n") where line.hasPrefix("vllm:num_requests_running") || line.hasPrefix("vllm:num_requests_waiting") {
+            if let v = line.split(separator: " ").last.flatMap({ Double($0) }) { total = (total ?? 0) + v }
+        }
+        return total.map { Int($0.rounded()) }
+    }
+
+    /// A GET whose answer is text (Prometheus metrics).
+    func text(_ url: URL, timeout: Duration) async throws -> String {
+        var status = 0
+        var data = Data()
+        for try await c in http.send(request(url, method: "GET", body: nil), timeout: timeout, host: endpoint.host) {
+            switch c {
+            case .head(let s, _): status = s
+            case .body(let d): data.append(d)
+            }
+        }
+        guard (200..<300).contains(status) else { throw RemoteFault.http(status, body: data, retryAfter: nil, host: endpoint.host) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Exact token count from the server's `/tokenize` (llama-server: `content`; vLLM:
     /// `prompt` and `model`); nil when the server has none.
     public func tokenize(_ text: String) async throws -> Int? {

@@ -11,6 +11,8 @@ The first stdout line is a JSON object {behaviour: port}. Behaviours:
              (no finish_reason, no [DONE])
   hold       waits until GET /release (on any port) lets it through, then "ok"
   loading    /health and every call: 503 "Loading model", as llama-server while it loads
+  crowded    as ok, but its /props says 2 slots and its /slots says both are busy (with
+             other clients' requests)
   cut        (with --upstream PORT) a proxy to the llama-server on PORT that passes its
              stream through and closes the connection after three content deltas
 GET /health is 200 (but for loading); GET /v1/models lists "stand-in" (cut: the
@@ -22,7 +24,7 @@ import http.client, json, socketserver, sys, threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 UPSTREAM = int(sys.argv[sys.argv.index("--upstream") + 1]) if "--upstream" in sys.argv else None
-BEHAVIOURS = ["ok", "busy", "busyonce", "limited", "broken", "hold", "loading"] + (["cut"] if UPSTREAM else [])
+BEHAVIOURS = ["ok", "busy", "busyonce", "limited", "broken", "hold", "loading", "crowded"] + (["cut"] if UPSTREAM else [])
 gate = threading.Semaphore(0)
 calls = {b: 0 for b in BEHAVIOURS}
 last = {}
@@ -68,6 +70,10 @@ def handler(behaviour):
                 return self.json(503, LOADING)
             if path == "/health":
                 return self.json(200, {"status": "ok"})
+            if behaviour == "crowded" and path == "/props":
+                return self.json(200, {"total_slots": 2})
+            if behaviour == "crowded" and path == "/slots":
+                return self.json(200, [{"id": 0, "is_processing": True}, {"id": 1, "is_processing": True}])
             if path == "/v1/models":
                 return self.json(200, {"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
             self.json(404, {"error": {"message": "not found"}})

@@ -364,7 +364,7 @@ final class PoolTests: XCTestCase {
         }
         let d = try daemon(config: ["models": [
             "busy": pool(["busy", "ok"]), "limited": pool(["limited", "ok"]), "busyonce": pool(["busyonce"]), "broken": pool(["broken", "ok"]),
-            "continue": pool(["broken", "ok"], ["continueOnFailure": true]),
+            "continue": pool(["broken", "ok"], ["continueOnFailure": true]), "crowded": pool(["crowded", "ok"]),
             "hold": pool(["hold"], ["queueTimeoutSeconds": 1]), "loading": pool(["loading", "ok"]),
             "down": ["endpoints": [["url": "http://127.0.0.1:1/v1"], ["url": "http://127.0.0.1:2/v1"]], "timeoutSeconds": 5],
         ], "defaultModel": "busy"])
@@ -418,6 +418,13 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(sent["add_generation_prompt"], false)
         XCTAssertEqual(sent["messages"]?.arrayValue?.last?["role"], "assistant")
         XCTAssertEqual(sent["messages"]?.arrayValue?.last?["content"], "Partial answer")
+
+        // A server busy with other clients' requests (its /slots): priced as load, so the idle endpoint serves.
+        let crowded = waitForEndpoints(d, model: "crowded", "the crowded endpoint's own count of busy slots is read",
+                                       { $0[0]["othersInFlight"] == 2 && $0[0]["capacity"] == 2 && $0[1]["health"] == "ready" })
+        XCTAssertEqual(crowded[1]["othersInFlight"], 0, "the stand-in without /slots reports nothing: \(crowded)")
+        for _ in 0..<2 { XCTAssertEqual(ask("crowded").result?["provenance"]?["endpoint"]?.stringValue, host("ok")) }
+        XCTAssertEqual(calls()["crowded"], 0, "the endpoint listed first is passed over while its server is full")
 
         // Loading: not used until ready, and not a failure.
         waitForEndpoints(d, model: "loading", "the loading endpoint is seen loading", { $0[0]["health"] == "loading" })

@@ -119,9 +119,10 @@ public final class PoolModel: LanguageModel {
             for (i, m) in members.enumerated() {
                 group.addTask {
                     let h = await m.client.health(timeout: min(policy.healthTimeout, m.endpoint.timeout))
-                    var slots: Int? = nil
+                    var slots: Int? = nil, busy: Int? = nil
                     if h == .ready, await state.needsSlots(i) { slots = await m.client.totalSlots() }
-                    await state.checked(i, h, slots: slots)
+                    if h == .ready { busy = await m.client.busyRequests() }
+                    await state.checked(i, h, slots: slots, busy: busy)
                 }
             }
         }
@@ -345,7 +346,8 @@ public final class PoolModel: LanguageModel {
         let eps = await state.snapshot()
         return zip(members, eps).map { m, e in
             PoolEndpointInfo(url: m.endpoint.baseURL.absoluteString, endpoint: m.endpoint.host, servedModel: m.servedModel, weight: e.weight,
-                             health: e.health.readiness.rawValue, circuit: e.health.circuit.rawValue, inFlight: e.inFlight, capacity: e.capacity,
+                             health: e.health.readiness.rawValue, circuit: e.health.circuit.rawValue, inFlight: e.inFlight,
+                             othersInFlight: e.othersInFlight, capacity: e.capacity,
                              prefixCacheHits: e.prefixHits, cachedTokens: e.cachedTokens, promptTokens: e.promptTokens, requestsServed: e.served,
                              failures: e.failures, lastError: e.health.lastError, prefixBlocks: e.index.count)
         }

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// `predictedCached(e)` is the part of the rendered conversation whose leading blocks `e`
 /// was sent before (`PrefixIndex`), in tokens, when it covers at least `affinityThreshold`
-/// of the prompt (else 0). The load term prices a fully busy endpoint
+/// of the prompt (else 0). `inFlight(e)` is Parlance's own calls in flight plus the others
+/// the server last reported working on (`/slots`, vLLM's metrics). The load term prices a fully busy endpoint
 /// like evaluating the whole prompt again (Dynamo's default overlap weight 1.0 between
 /// prefill and active load). The lowest cost wins; ties go to fewer in flight, then to the
 /// endpoint that holds the fewest prefixes (SGLang's "smallest tree"), then to the order

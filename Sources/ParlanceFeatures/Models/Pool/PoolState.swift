@@ -8,6 +8,9 @@ actor PoolState {
         var health = EndpointHealth()
         var index: PrefixIndex
         var inFlight = 0
+        /// Requests the server reported working on beyond Parlance's own (other clients),
+        /// at the last health check: added to the load the router prices.
+        var othersInFlight = 0
         var capacity: Int
         /// Taken from the server (`/props` `total_slots`) rather than configured or assumed.
         var capacityFromServer = false
@@ -72,8 +75,8 @@ actor PoolState {
             let share = Double(m.blocks * policy.blockBytes) / Double(max(1, totalBytes))
             let predicted = share < policy.affinityThreshold ? 0 : min(promptTokens, Int(Double(promptTokens) * share))
             matches[i] = (predicted, m.oldest)
-            candidates.append(.init(index: i, weight: e.weight, inFlight: e.inFlight, capacity: e.capacity, predictedCached: predicted,
-                                    heldBlocks: e.index.count))
+            candidates.append(.init(index: i, weight: e.weight, inFlight: e.inFlight + e.othersInFlight, capacity: e.capacity,
+                                    predictedCached: predicted, heldBlocks: e.index.count))
         }
         let pick: Int?
         if policy.roundRobin {
@@ -147,10 +150,12 @@ actor PoolState {
         wake()
     }
 
-    /// A health check of `i` found `h`; `slots` is the server's `total_slots` when read.
-    func checked(_ i: Int, _ h: OpenAIClient.Health, slots: Int?) {
+    /// A health check of `i` found `h`; `slots` is the server's `total_slots` when read, and
+    /// `busy` the requests it reported working on (its `/slots` or metrics).
+    func checked(_ i: Int, _ h: OpenAIClient.Health, slots: Int?, busy: Int? = nil) {
         if case .failed = h { endpoints[i].failures += 1 }
         endpoints[i].health.checked(h, policy)
+        if let busy { endpoints[i].othersInFlight = max(0, busy - endpoints[i].inFlight) }
         if let slots, slots > 0 {
             endpoints[i].capacity = min(slots, endpoints[i].configuredCapacity ?? slots)
             endpoints[i].capacityFromServer = true
