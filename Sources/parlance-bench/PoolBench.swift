@@ -10,40 +10,28 @@ import ParlanceJSON
 /// questions about each of four documents, new to every server (a fresh copy line), and
 /// rounds alternate between the two pools. Figures: prompt tokens the servers evaluated
 /// (their usage: prompt minus cached) and the follow-ups' time to first token. Then the
-/// router's own cost: the same call to a stand-in endpoint that answers at once, as a pool
-/// of one and as a plain remote model, alternated.
+/// throughput after a kill: six requests kept in flight on a pool of the three with
+/// `continueOnFailure`, one server killed, counted from 5 s after, against the two that
+/// remain as a pool of their own. Last, the router's own cost on a stand-in endpoint.
 func poolBench(daemonPath: String, modelPath: String, serverPath: String, standIn: String?, rounds: Int = 2) throws -> JSONValue {
     func r2(_ x: Double) -> JSONValue { .double((x * 100).rounded() / 100) }
     func median(_ xs: [Double]) -> Double { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
-    let base = 20_000 + Int(getpid() % 300) * 3
-    let ports = [base, base + 1, base + 2]
-    let servers = try ports.map { port -> Process in
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: serverPath)
-        p.arguments = ["-m", modelPath, "--host", "127.0.0.1", "--port", "\(port)", "-c", "4096", "-np", "2", "-t", "1", "--no-webui"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        return p
-    }
-    defer { for s in servers { s.terminate(); s.waitUntilExit() } }
-    for port in ports {
-        var healthy = false
-        for _ in 0..<1200 {
-            if let r = try? RawHTTP.exchange(port: port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), r.hasPrefix("HTTP/1.1 200") { healthy = true; break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        guard healthy else { throw BenchError("llama-server on \(port) did not start") }
-    }
+    let servers = try (0..<3).map { _ in try LlamaServer(path: serverPath, modelPath: modelPath, threads: 1, extra: ["-c", "4096", "-np", "2"]) }
+    defer { for s in servers { s.stop() } }
+    let ports = servers.map(\.port)
     let endpoints: JSONValue = .array(ports.map { ["url": .string("http://127.0.0.1:\($0)/v1")] })
-    let config: JSONValue = ["models": ["cost": ["endpoints": endpoints], "rr": ["endpoints": endpoints, "routing": "roundRobin"]], "defaultModel": "cost"]
+    let two: JSONValue = .array(ports.prefix(2).map { ["url": .string("http://127.0.0.1:\($0)/v1")] })
+    let config: JSONValue = ["models": [
+        "cost": ["endpoints": endpoints], "rr": ["endpoints": endpoints, "routing": "roundRobin"],
+        "two": ["endpoints": two], "kill": ["endpoints": endpoints, "continueOnFailure": true, "healthCheckSeconds": 1],
+    ], "defaultModel": "cost"]
     let dir = NSTemporaryDirectory() + "parlance-poolbench-\(getpid())"
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try Data(config.serialized().utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
     let d = try DaemonProcess(args: ["--config", dir + "/config.json"], binary: daemonPath)
     _ = d.initialize()
-    for m in ["cost", "rr"] { guard d.call("model/load", ["model": .string(m)]).result != nil else { throw BenchError("pool \(m) did not load") } }
+    for m in ["cost", "rr", "two", "kill"] { guard d.call("model/load", ["model": .string(m)]).result != nil else { throw BenchError("pool \(m) did not load") } }
 
     var evaluated = ["cost": 0, "rr": 0]
     var followUpTtft = ["cost": [Double](), "rr": [Double]()]
@@ -54,8 +42,13 @@ func poolBench(daemonPath: String, modelPath: String, serverPath: String, standI
             followUpTtft[model, default: []] += r.followUpTtftMs
         }
     }
+    // After a kill: the pool's throughput from 5 s after one server dies, against the two
+    // that remain as a pool of their own under the same load.
+    let remaining = try steadyThroughput(d, model: "two", seconds: 20)
+    let survived = try steadyThroughput(d, model: "kill", seconds: 25, after: 5) { kill(servers[2].process.processIdentifier, SIGKILL) }
     _ = d.call("shutdown")
     d.notify("exit")
+    let afterKill = survived.rate / max(1e-9, remaining.rate)
     let tokens = Double(evaluated["cost"] ?? 0) / Double(max(1, evaluated["rr"] ?? 1))
     let ttft = median(followUpTtft["cost"] ?? []) / max(1e-9, median(followUpTtft["rr"] ?? []))
     var out: JSONObject = [
@@ -64,9 +57,11 @@ func poolBench(daemonPath: String, modelPath: String, serverPath: String, standI
         "promptTokensVsRoundRobin": r2(tokens),
         "followUpFirstTokenMsMedianCost": r2(median(followUpTtft["cost"] ?? [])),
         "followUpFirstTokenMsMedianRoundRobin": r2(median(followUpTtft["rr"] ?? [])), "followUpFirstTokenVsRoundRobin": r2(ttft),
-        "afterKill": "not measured (the kill itself is tested in PoolTests)",
+        "afterKillTokPerSec": r2(survived.rate), "twoEndpointsTokPerSec": r2(remaining.rate), "afterKillVsTwoEndpoints": r2(afterKill),
+        "afterKillFailedRequests": .int(survived.failed),
     ]
-    var targets: JSONObject = ["tokens<=0.5xRoundRobin": .bool(tokens <= 0.5), "followUpFirstToken<=0.7xRoundRobin": .bool(ttft <= 0.7)]
+    var targets: JSONObject = ["tokens<=0.5xRoundRobin": .bool(tokens <= 0.5), "followUpFirstToken<=0.7xRoundRobin": .bool(ttft <= 0.7),
+                               "afterKill>=0.95xRemaining": .bool(afterKill >= 0.95)]
     if let standIn {
         let overhead = try routerOverhead(daemonPath: daemonPath, standIn: standIn)
         out["routerOverheadMsMedian"] = r2(overhead)
@@ -76,6 +71,33 @@ func poolBench(daemonPath: String, modelPath: String, serverPath: String, standI
     }
     out["targets"] = .object(targets)
     return .object(out)
+}
+
+/// Generated tokens per second through pool `model` with six requests kept in flight for
+/// `seconds`, counted from `after` seconds in; `event` runs at the start (a kill).
+func steadyThroughput(_ d: DaemonProcess, model: String, seconds: Double, after: Double = 0,
+                      event: () -> Void = {}) throws -> (rate: Double, failed: Int) {
+    func send(_ n: Int) -> Int {
+        let sid = d.call("session/create", ["model": .string(model)])["result"]?["sessionId"] ?? .null
+        return d.start("session/respond", ["sessionId": sid, "prompt": .string("Story \(n): tell a short story about a lighthouse."),
+                                           "options": ["maxTokens": 48, "temperature": 0.7, "seed": .int(n)]])
+    }
+    var outstanding = Set((0..<6).map(send))
+    var sent = 6, tokens = 0, failed = 0
+    let start = Date()
+    event()
+    while Date().timeIntervalSince(start) < seconds {
+        guard let r = d.waitFor(timeout: 120, { m in m["id"]?.intValue.map(outstanding.contains) == true && (m["result"] != nil || m["error"] != nil) }),
+              let id = r["id"]?.intValue else { throw BenchError("no answer within 120 s through pool \(model)") }
+        outstanding.remove(id)
+        if Date().timeIntervalSince(start) >= after {
+            if let n = r["result"]?["usage"]?["generatedTokens"]?.intValue { tokens += n } else { failed += 1 }
+        }
+        outstanding.insert(send(sent))
+        sent += 1
+    }
+    for id in outstanding { _ = d.response(id, timeout: 120) }
+    return (Double(tokens) / (seconds - after), failed)
 }
 
 /// The stand-in endpoints the pool tests use (the router's own cost is timed on them).
@@ -101,7 +123,7 @@ func poolQuestions(_ d: DaemonProcess, model: String, copy: String) throws -> (e
     for (q, question) in ["How much did week 2 cost?", "Who reported the costs?", "When is the next review after week 5?"].enumerated() {
         for i in topics.indices {
             let r = d.call("ask/stream", ["uri": .string("file:///\(copy)-\(i).txt"), "question": .string(question), "model": .string(model),
-                                          "maxTokens": 64, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 300)
+                                          "maxTokens": 128, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 300)
             guard let u = r["result"]?["usage"] else { throw BenchError("ask/stream on pool \(model) failed: \(r)") }
             evaluated += (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
             if q > 0, let f = u["firstTokenMs"]?.doubleValue { followUps.append(f) }
