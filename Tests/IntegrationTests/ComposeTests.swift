@@ -264,7 +264,7 @@ final class ComposeTests: XCTestCase {
         // A crash mid-write leaves a temp file; a foreign or truncated file is garbage.
         let history = dir + "/history"
         let files = try FileManager.default.contentsOfDirectory(atPath: history).filter { $0.hasSuffix(".json") }
-        XCTAssertEqual(files.count, 2)
+        guard files.count == 2 else { return XCTFail("two history files: \(files)") }
         try Data("{\"id\": \"cmp-trunc".utf8).write(to: URL(fileURLWithPath: history + "/cmp-trunc.json"))
         try Data("not json".utf8).write(to: URL(fileURLWithPath: history + "/cmp-garbage.json"))
         try Data("{\"half\":".utf8).write(to: URL(fileURLWithPath: history + "/\(third["id"]!.stringValue!).json.tmp-1-2"))

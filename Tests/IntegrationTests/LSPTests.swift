@@ -62,11 +62,9 @@ final class LSPTests: XCTestCase {
         let quickfix = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": range, "context": ["diagnostics": [], "only": ["quickfix"]]])
         XCTAssertEqual(quickfix.result, [])
 
-        // Chosen: the daemon creates a progress token, reports, and answers the edit.
-        let resolveID = d.start("codeAction/resolve", actions[0])
-        let create = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
-        d.send(["jsonrpc": "2.0", "id": create["id"]!, "result": .null])
-        let resolved = try XCTUnwrap(d.response(resolveID))
+        // Chosen: the daemon creates a progress token, reports, and answers the edit. A rewrite
+        // the checks reject is an error instead: the next action is tried, as a writer would.
+        let (resolved, create) = try XCTUnwrap(resolveUntilEdited(d, actions), "every rewrite of the paragraph was rejected")
         let change = resolved.result?["edit"]?["documentChanges"]?.arrayValue?.first
         XCTAssertEqual(change?["textDocument"], ["uri": .string(Self.uri), "version": 1], "\(resolved)")
         let edit = change?["edits"]?.arrayValue?.first
@@ -93,14 +91,14 @@ final class LSPTests: XCTestCase {
         let offer2 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
         XCTAssertEqual(offer2.count, 4)
         d.notify("textDocument/didChange", ["textDocument": ["uri": .string(Self.uri), "version": 3], "contentChanges": [["range": line4, "text": "P.S. "]]])
-        let stale = d.call("codeAction/resolve", offer2[1])
+        let stale = d.call("codeAction/resolve", try element(offer2, 1))
         XCTAssertEqual(stale.errorCode, -32801, "\(stale)")
         XCTAssertEqual(stale["error"]?["data"]?["currentVersion"], 3)
 
         // Stale while the model works: the buffer changes after the choice (held at the
         // progress token the daemon asks for) → the finished rewrite is refused.
         let offer3 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
-        let id3 = d.start("codeAction/resolve", offer3[0])
+        let id3 = d.start("codeAction/resolve", try element(offer3, 0))
         let create3 = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
         d.notify("textDocument/didChange", ["textDocument": ["uri": .string(Self.uri), "version": 4], "contentChanges": [["range": line4, "text": "Later: "]]])
         d.send(["jsonrpc": "2.0", "id": create3["id"]!, "result": .null])
@@ -109,7 +107,7 @@ final class LSPTests: XCTestCase {
 
         // Cancelled by the client while the model works → -32800, nothing made.
         let offer4 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
-        let id4 = d.start("codeAction/resolve", offer4[2])
+        let id4 = d.start("codeAction/resolve", try element(offer4, 2))
         let create4 = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
         d.notify("$/cancelRequest", ["id": .int(id4)])
         d.send(["jsonrpc": "2.0", "id": create4["id"]!, "result": .null])
@@ -118,7 +116,7 @@ final class LSPTests: XCTestCase {
         // The executeCommand path, cancelled from the progress UI (the token is the
         // daemon's; cancelled before the client even confirmed it): no edit, progress ends.
         let offer5 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
-        XCTAssertEqual(d.call("workspace/executeCommand", ["command": "parlance.rewrite", "arguments": [offer5[0]["data"]!]]).result, .null)
+        XCTAssertEqual(d.call("workspace/executeCommand", ["command": "parlance.rewrite", "arguments": [try element(offer5, 0)["data"] ?? .null]]).result, .null)
         let create5 = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
         let token5 = create5["params"]!["token"]!
         d.notify("window/workDoneProgress/cancel", ["token": token5])
@@ -173,7 +171,7 @@ final class LSPTests: XCTestCase {
         // in a message instead of an edit: the next action is tried, so the refusal is tested.
         let newRange: JSONValue = ["start": range["start"]!, "end": ["line": 2, "character": .int(range["start"]!["character"]!.intValue! + newText.utf8.count)]]
         let again = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
-        let applyEdit2 = try XCTUnwrap(rewriteUntilApplied(d, [again[1], again[0]] + again.dropFirst(2)), "every rewrite of the paragraph was rejected")
+        let applyEdit2 = try XCTUnwrap(rewriteUntilApplied(d, [try element(again, 1), try element(again, 0)] + again.dropFirst(2)), "every rewrite of the paragraph was rejected")
         d.send(["jsonrpc": "2.0", "id": applyEdit2["id"]!, "result": ["applied": false, "failureReason": "read-only buffer"]])
         let shown = d.waitFor { $0["method"] == "window/showMessage" && $0["params"]?["message"]?.stringValue?.contains("did not apply") == true }
         XCTAssertTrue(shown?["params"]?["message"]?.stringValue?.contains("read-only buffer") ?? false, "\(String(describing: shown))")
@@ -182,7 +180,7 @@ final class LSPTests: XCTestCase {
         let again3 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
         d.notify("textDocument/didChange", ["textDocument": ["uri": .string(Self.uri), "version": 3],
                                             "contentChanges": [["range": ["start": ["line": 0, "character": 0], "end": ["line": 0, "character": 1]], "text": "#"]]])
-        XCTAssertEqual(d.call("workspace/executeCommand", ["command": "parlance.rewrite", "arguments": again3[0]["command"]!["arguments"]!]).result, .null)
+        XCTAssertEqual(d.call("workspace/executeCommand", ["command": "parlance.rewrite", "arguments": try element(again3, 0)["command"]?["arguments"] ?? .null]).result, .null)
         let stale = d.waitFor { $0["method"] == "window/showMessage" && $0["params"]?["message"]?.stringValue?.contains("text changed") == true }
         XCTAssertEqual(stale?["params"]?["type"], 2, "no message saying the text changed")
 
@@ -201,6 +199,27 @@ final class LSPTests: XCTestCase {
         // The buffer is a document like any other: an analysis by its uri.
         let tags = d.call("analysis/tags", ["uri": .string(Self.uri)])
         XCTAssertNotNil(tags.result?["tags"], "\(tags)")
+    }
+
+    /// The array's element at `i`, or a failure (not a trap) when the daemon offered fewer.
+    func element(_ a: [JSONValue], _ i: Int, file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {
+        try XCTUnwrap(a.indices.contains(i) ? a[i] : nil, "no element \(i) in \(a)", file: file, line: line)
+    }
+
+    /// Resolves the actions in turn, answering each progress token the daemon asks for, until
+    /// one comes back with an edit rather than a "rewriteRejected" error; that response and
+    /// its token's request, nil when every one was rejected.
+    func resolveUntilEdited(_ d: Daemon, _ actions: [JSONValue]) throws -> (resolved: JSONValue, create: JSONValue)? {
+        for action in actions {
+            let id = d.start("codeAction/resolve", action)
+            let create = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
+            d.send(["jsonrpc": "2.0", "id": create["id"] ?? .null, "result": .null])
+            let resolved = try XCTUnwrap(d.response(id))
+            if resolved.result?["edit"] != nil { return (resolved, create) }
+            XCTAssertEqual(resolved["error"]?["data"]?["error"], "rewriteRejected", "\(resolved)")
+            _ = d.progress(token: create["params"]?["token"] ?? .null)
+        }
+        return nil
     }
 
     /// Runs the actions' rewrite commands in turn until one ends in `workspace/applyEdit`

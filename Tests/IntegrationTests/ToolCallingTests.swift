@@ -85,7 +85,7 @@ final class ToolCallingTests: XCTestCase {
         XCTAssertNil(d.waitFor(timeout: 0) { $0["method"] == "tool/call" }, "maxToolCalls 1: one call only")
 
         let records = try XCTUnwrap(r["toolCalls"]?.arrayValue)
-        XCTAssertEqual(records.count, 1)
+        guard records.count == 1 else { return XCTFail("one tool record: \(records)") }
         XCTAssertEqual(records[0]["callId"], "call-1")
         XCTAssertEqual(records[0]["arguments"], call["params"]?["arguments"])
         XCTAssertEqual(records[0]["output"], ["tempC": 18, "sky": "cloudy"])
@@ -96,7 +96,7 @@ final class ToolCallingTests: XCTestCase {
 
         // Two model steps; the second evaluates only the tool output and headers.
         let steps = try XCTUnwrap(r["steps"]?.arrayValue)
-        XCTAssertEqual(steps.count, 2, "\(r)")
+        guard steps.count == 2 else { return XCTFail("two model steps: \(r)") }
         let first = (steps[0]["promptTokens"]?.intValue ?? 0) + (steps[0]["generatedTokens"]?.intValue ?? 0)
         let cached = steps[1]["cachedPromptTokens"]?.intValue ?? 0
         let evaluated = (steps[1]["promptTokens"]?.intValue ?? 0) - cached

@@ -30,6 +30,25 @@ final class StreamWatchTests: XCTestCase {
                      "a repetition the source has is copied, not a loop")
     }
 
+    /// A stream stopped at an echo that began on its own line: cleaning keeps the rewrite
+    /// before it, so the stop is a repair (the rest was cut away), not a failure of the text
+    /// kept. A loop still in the text kept stays open.
+    func testAStopIsSettledByWhatTheTextKeptStillShows() throws {
+        let tone = "Tone: formal, polite, complete sentences."
+        let w = StreamWatch(instructions: [tone], source: "hey Sam, the review moved to Friday. thx", language: "en")
+        let streamed = "Dear Sam, the review has moved to Friday. Thank you.\nTone: formal, polite."
+        let stop = try XCTUnwrap(w.check(streamed, delta: "."))
+        XCTAssertEqual(stop.code, .instructionEcho)
+        let kept = w.settled(stop, kept: "Dear Sam, the review has moved to Friday. Thank you.")
+        XCTAssertFalse(kept.isOpen)
+        XCTAssertEqual(kept.issue.repaired, true)
+        XCTAssertTrue(kept.issue.message.hasSuffix(": removed"), kept.issue.message)
+        XCTAssertTrue(w.settled(stop, kept: streamed).isOpen, "the echo is still in the text kept")
+        let loop = "Please send it. " + String(repeating: "we will send it now ", count: 4)
+        let loopStop = try XCTUnwrap(StreamWatch().check(loop + ".", delta: "."))
+        XCTAssertTrue(StreamWatch().settled(loopStop, kept: loop + ".").isOpen)
+    }
+
     func testEchoPlaceholderAndLanguageStopTheStream() {
         let w = StreamWatch(instructions: ["Rewrite the text below for a colleague, in the tone given after it."], source: "the review moves to Friday",
                             language: "en")

@@ -136,7 +136,8 @@ extension Compose {
                                                         tone: policy.checkedTone), mode: attempts.mode)
             if !Facts.borrowed(from: ComposePrompt.exampleTexts, in: verified.value, original: original).isEmpty { examples = false }
             // A stopped stream's finding comes first; its tokens are not the whole output.
-            let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: (out.stoppedBy.map { [$0] } ?? []) + verified.findings,
+            let stop = out.stoppedBy.map { watch?.settled($0, kept: verified.value) ?? $0 }
+            let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: (stop.map { [$0] } ?? []) + verified.findings,
                             repaired: verified.value != cleaned || out.stoppedBy != nil,
                             missingFacts: Facts.missing(facts, in: verified.value).count, constrained: constrained, toneRetried: plan.toneHint != nil)
             last = a

@@ -30,6 +30,14 @@ public struct StreamWatch: Sendable {
         self.placeholders = placeholders
     }
 
+    /// A stop's finding as the result carries it: taken care of (the rest of the output was
+    /// cut away, action `removed`) when the text kept from the stopped stream no longer shows
+    /// it, as when an echo of the prompt began on a line of its own that cleaning drops;
+    /// open otherwise.
+    public func settled(_ stop: Finding, kept: String) -> Finding {
+        check(kept, delta: ".") == nil ? stop.acted(.removed, .repair) : stop
+    }
+
     /// Words repeated back to back that make a loop: this many words in all.
     static let loopWords = 12
     /// Words a language must be judged on.
