@@ -279,11 +279,14 @@ void pl_sampler_free(pl_sampler *s) {
     free(s);
 }
 
-static void fill_candidates(pl_sampler *s, const float *logits, llama_token_data_array *arr) {
+static void fill_candidates(pl_sampler *s, const float *logits, llama_token_data_array *arr, const int32_t *banned, int32_t n_banned) {
     for (int32_t t = 0; t < s->n_vocab; t++) {
         s->cur[t].id = t;
         s->cur[t].logit = logits[t];
         s->cur[t].p = 0.0f;
+    }
+    for (int32_t i = 0; i < n_banned; i++) {
+        if (banned[i] >= 0 && banned[i] < s->n_vocab) s->cur[banned[i]].logit = -INFINITY;
     }
     arr->data = s->cur;
     arr->size = (size_t)s->n_vocab;
@@ -291,14 +294,15 @@ static void fill_candidates(pl_sampler *s, const float *logits, llama_token_data
     arr->sorted = false;
 }
 
-int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx) {
+int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx, const int32_t *banned, int32_t n_banned) {
     const float *logits = llama_get_logits_ith(c->ctx, idx);
     if (!logits) return -1;
     llama_token_data_array arr;
-    fill_candidates(s, logits, &arr);
+    fill_candidates(s, logits, &arr, banned, n_banned);
     llama_sampler_apply(s->chain, &arr);
     if (arr.selected < 0 || (size_t)arr.selected >= arr.size) return -1;
     llama_token tok = arr.data[arr.selected].id;
+    if (isinf(arr.data[arr.selected].logit) && arr.data[arr.selected].logit < 0) return -1;  // everything was banned
     if (!s->grammar) return tok;
     // Fast path: is the unconstrained choice allowed by the grammar?
     llama_token_data single = { tok, 1.0f, 0.0f };
@@ -306,7 +310,7 @@ int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx) {
     llama_sampler_apply(s->grammar, &one);
     if (!isinf(single.logit)) return tok;
     // Rejected: constrain the whole vocabulary, then sample again.
-    fill_candidates(s, logits, &arr);
+    fill_candidates(s, logits, &arr, banned, n_banned);
     llama_sampler_apply(s->grammar, &arr);
     llama_sampler_apply(s->chain, &arr);
     if (arr.selected < 0 || (size_t)arr.selected >= arr.size) return -1;

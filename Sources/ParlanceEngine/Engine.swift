@@ -169,6 +169,9 @@ public final class Engine: Sendable {
     private let scheduler: Scheduler
     private let ids = IDCounter()
     private let digest: ModelDigest
+    /// The vocabulary's tokens that hold a digit, with their text (read once, when a
+    /// `NumberGuard` first needs them).
+    private let digitTokens = Mutex<[(token: Token, text: String)]?>(nil)
 
     public init(config: EngineConfig) throws(EngineError) {
         var config = config
@@ -243,6 +246,20 @@ public final class Engine: Sendable {
     /// A guard that finishes each of `facts` exactly once an output starts it, in this model's tokens.
     public func factGuard(_ facts: [String]) -> FactGuard {
         FactGuard(facts: facts, tokenize: { model.tokenize($0, special: false) }, piece: { String(decoding: model.piece($0), as: UTF8.self) })
+    }
+
+    /// A guard that keeps the output to the numbers of `source`, in this model's tokens.
+    public func numberGuard(source: String) -> NumberGuard {
+        let tokens = digitTokens.withLock { cached in
+            if let cached { return cached }
+            let found = (0..<Token(model.vocabularySize)).compactMap { t -> (token: Token, text: String)? in
+                let text = String(decoding: model.piece(t), as: UTF8.self)
+                return text.contains(where: \.isASCIIDigit) ? (t, text) : nil
+            }
+            cached = found
+            return found
+        }
+        return NumberGuard(source: source, digitTokens: tokens)
     }
 
     /// Runs a request. Cancelling the consuming task (or dropping the stream) cancels it

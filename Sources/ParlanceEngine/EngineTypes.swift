@@ -54,6 +54,12 @@ public struct GenerationRequest: Sendable {
     /// Facts of the source to finish exactly once the output starts one (`FactGuard`);
     /// ignored with a grammar. nil: generation as without it, token for token.
     public var factGuard: FactGuard? = nil
+    /// A run of this many output tokens is never written twice (`RepeatGuard`); nil: no
+    /// guard, generation as without it, token for token.
+    public var noRepeatRun: Int? = nil
+    /// The output writes no number that the guard's source does not begin (`NumberGuard`);
+    /// nil: no guard, generation as without it, token for token.
+    public var numberGuard: NumberGuard? = nil
 
     public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
                 maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,

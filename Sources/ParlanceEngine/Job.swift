@@ -37,12 +37,18 @@ final class Job: @unchecked Sendable {
     var draftIsForced = false
     /// The source's facts, finished exactly once started (nil: none, or the request has a grammar).
     var facts: FactGuard?
+    /// Runs of the output it may not write twice (nil: no guard).
+    var repeats: RepeatGuard?
+    /// The numbers it may write (nil: any).
+    var numbers: NumberGuard?
 
     init(id: UInt64, request: GenerationRequest, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) {
         self.id = id
         self.request = request
         self.continuation = continuation
         if request.grammar == nil, let f = request.factGuard, !f.isEmpty { facts = f }
+        repeats = request.noRepeatRun.map(RepeatGuard.init(run:))
+        numbers = request.numberGuard
     }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }

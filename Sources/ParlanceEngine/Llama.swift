@@ -279,7 +279,11 @@ final class LlamaSampler {
         handle = h
     }
     deinit { pl_sampler_free(handle) }
-    func sample(_ ctx: LlamaContext, index: Int32) -> Token { pl_sampler_sample(handle, ctx.handle, index) }
+    /// The next token from the logits at batch `index`, never one of `banned`; -1 when
+    /// nothing is admissible.
+    func sample(_ ctx: LlamaContext, index: Int32, banned: [Token] = []) -> Token {
+        banned.withUnsafeBufferPointer { pl_sampler_sample(handle, ctx.handle, index, $0.baseAddress, Int32($0.count)) }
+    }
     func accept(_ t: Token) { pl_sampler_accept(handle, t) }
     /// How many of `tokens` the grammar (if any) would accept in order from here.
     func grammarPrefix(_ tokens: [Token]) -> Int { Int(pl_sampler_grammar_prefix(handle, tokens, Int32(tokens.count))) }

@@ -203,7 +203,7 @@ extension Scheduler {
         guard let sampler = j.sampler else { return (nil, true) }
         // A fact begun is finished as the source writes it (the logits at `index` go unused).
         let forced = j.facts?.next()
-        let tok = forced ?? sampler.sample(ctx, index: index)
+        let tok = forced ?? sample(j, sampler, index: index)
         if tok < 0 {
             release(j)
             settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
@@ -218,9 +218,12 @@ extension Scheduler {
             return (nil, true)
         }
         j.generated.append(tok)
+        j.repeats?.observe(tok)
         drafter.emitted(tok, by: j)
         let piece = model.piece(tok, special: j.request.renderSpecial)
-        j.facts?.observe(tok, text: String(decoding: piece, as: UTF8.self), wasForced: forced != nil)
+        let pieceText = String(decoding: piece, as: UTF8.self)
+        j.facts?.observe(tok, text: pieceText, wasForced: forced != nil)
+        j.numbers?.observe(pieceText)
         let delta = j.text.append(piece)
         if !delta.isEmpty { j.continuation.yield(.text(delta)) }
         if j.generated.count >= j.request.maxTokens {
@@ -229,6 +232,16 @@ extension Scheduler {
             return (tok, true)
         }
         return (tok, false)
+    }
+
+    /// The job's next token sampled, never one that repeats a run of its output
+    /// (`RepeatGuard`) or writes a number its source does not have (`NumberGuard`), unless
+    /// nothing else is admissible (a grammar's forced literal).
+    private func sample(_ j: Job, _ sampler: LlamaSampler, index: Int32) -> Token {
+        let banned = (j.repeats?.banned ?? []) + (j.numbers?.banned ?? [])
+        guard !banned.isEmpty else { return sampler.sample(ctx, index: index) }
+        let tok = sampler.sample(ctx, index: index, banned: banned)
+        return tok >= 0 ? tok : sampler.sample(ctx, index: index)
     }
 
     private func finish(_ j: Job, _ reason: FinishReason, now: ContinuousClock.Instant) {

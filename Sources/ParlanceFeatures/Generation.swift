@@ -21,6 +21,10 @@ public struct ResolvedOptions: Sendable {
     public var copiesText = false
     /// Facts of the source the output finishes exactly once started (`FactGuard`).
     public var exactFacts: [String] = []
+    /// A run of this many output tokens is never written twice (`RepeatGuard`); nil: no guard.
+    public var noRepeatRun: Int? = nil
+    /// The output writes no number this text does not have (`NumberGuard`); nil: any.
+    public var numbersFrom: String? = nil
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -94,6 +98,8 @@ public enum Generation {
                                        maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic,
                                        speculative: options.speculative, draftGroup: options.draftGroup, copiesText: options.copiesText)
             request.exactFacts = options.exactFacts
+            request.noRepeatRun = options.noRepeatRun
+            request.numbersFrom = options.numbersFrom
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part, watch: watch)
             total = total + out.usage
             // Stopped while it streamed: what it wrote is judged as it is, never retried here.

@@ -109,7 +109,8 @@ final class RewriteRepairTests: XCTestCase {
         XCTAssertEqual(lacking.map(\.text), ["3 March", "six"])
         let toned = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent, units: lacking, openers: FactGrammar.openers(for: .empathetic)))
         XCTAssertTrue(toned.hasPrefix(#"root ::= opener g0 "3 March" g1 "six" tail"#), toned)
-        XCTAssertTrue(toned.contains(#"opener ::= "I understand" | "Thank you for""#), toned)
+        XCTAssertTrue(toned.contains(#"opener ::= ("I understand" | "Thank you for""#), toned)
+        XCTAssertTrue(toned.contains(#"| "We appreciate") [ ,.!]"#), "the phrase ends where a word does: \(toned)")
         XCTAssertEqual(FactGrammar.openers(for: .formal), [])
         // Quotes and backslashes in a fact are escaped.
         XCTAssertEqual(GrammarBuilder.literal("say \"hi\"\\"), #""say \"hi\"\\""#)

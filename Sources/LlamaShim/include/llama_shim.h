@@ -139,7 +139,9 @@ pl_sampler *pl_sampler_new(const pl_model *m, pl_sampler_params p, const char *g
 void pl_sampler_free(pl_sampler *s);
 /// Samples from the logits of batch index idx. With a grammar, tries the unconstrained
 /// choice first and only constrains the full vocabulary when that choice is rejected.
-int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx);
+/// The n_banned tokens in `banned` are never chosen (their logits are set to -inf first);
+/// -1 when nothing is left to choose.
+int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx, const int32_t *banned, int32_t n_banned);
 void pl_sampler_accept(pl_sampler *s, int32_t token);
 /// How many of `tokens`, in order, the grammar accepts from its current state (all of
 /// them without a grammar). The sampler itself is left as it was (a draft's check).

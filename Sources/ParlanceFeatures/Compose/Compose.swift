@@ -122,7 +122,10 @@ public enum Compose {
         // the others' output too.
         o.draftGroup = UInt64.random(in: 1...UInt64.max)
         o.copiesText = true
-        if p.exactFacts ?? true { o.exactFacts = Facts.exactSpans(selection) }
+        if p.exactFacts ?? true {
+            o.exactFacts = Facts.exactSpans(selection)
+            o.numbersFrom = selection + "\n" + (p.instructions ?? "")
+        }
         return o
     }
 

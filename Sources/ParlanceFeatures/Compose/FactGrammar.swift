@@ -49,7 +49,8 @@ public enum FactGrammar {
         var rules: [String] = []
         var root: [String] = []
         if !openers.isEmpty {
-            rules.append("opener ::= " + openers.map(GrammarBuilder.literal).joined(separator: " | "))
+            // The phrase ends where a word does: "I wonder if" never runs on into "iforexample".
+            rules.append("opener ::= (" + openers.map(GrammarBuilder.literal).joined(separator: " | ") + ") [ ,.!]")
             root.append("opener")
         }
         var previousEnd = 0

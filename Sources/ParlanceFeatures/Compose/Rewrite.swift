@@ -45,6 +45,9 @@ extension Compose {
 
         /// Later attempts sample at most this hot: a small model copies facts more faithfully cooler.
         static let laterTemperature = 0.2
+        /// A grammar attempt never writes a run of this many of its tokens twice
+        /// (`RepeatGuard`): its gaps had filled with the sentence before them again.
+        static let grammarRepeatRun = 6
 
         init(tone: Tone, refinement: Bool, attempts: Attempts, acceptsGrammar: Bool, selection: String) {
             self.tone = tone
@@ -164,7 +167,10 @@ extension Compose {
             return (try await Generation.run(engine, prompt: prompt, grammar: nil, options: options, progress: ctx.progress, part: part, watch: watch), false)
         }
         do {
-            return (try await Generation.run(engine, prompt: prompt, grammar: grammar, options: options, progress: ctx.progress, part: part, watch: watch), true)
+            // The grammar's free gaps may not fill with a sentence already written.
+            var o = options
+            o.noRepeatRun = RetryPolicy.grammarRepeatRun
+            return (try await Generation.run(engine, prompt: prompt, grammar: grammar, options: o, progress: ctx.progress, part: part, watch: watch), true)
         } catch let e as EngineError {
             if case .cancelled = e { throw e }
             return (try await Generation.run(engine, prompt: prompt, options: options, progress: ctx.progress, part: part, watch: watch), false)

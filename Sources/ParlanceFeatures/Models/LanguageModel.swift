@@ -51,6 +51,12 @@ public struct ModelRequest: Sendable {
     /// Facts of the source that, once the output starts one, are finished exactly
     /// (`FactGuard`; a local engine without a grammar). Empty: no guard.
     public var exactFacts: [String] = []
+    /// A run of this many output tokens is never written twice (`RepeatGuard`; a local
+    /// engine). nil: no guard.
+    public var noRepeatRun: Int? = nil
+    /// The output writes no number this text does not have (`NumberGuard`; a local engine).
+    /// nil: any.
+    public var numbersFrom: String? = nil
 
     public init(prompt: ModelPrompt, options: SamplingOptions, seed: UInt32, constraint: Constraint = .none, maxTokens: Int,
                 cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
@@ -142,6 +148,8 @@ extension Engine: LanguageModel {
                                   cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial,
                                   speculative: r.speculative, draftGroup: r.draftGroup, copiesText: r.copiesText)
         if grammar == nil, !r.exactFacts.isEmpty { g.factGuard = factGuard(r.exactFacts) }
+        g.noRepeatRun = r.noRepeatRun
+        g.numberGuard = r.numbersFrom.map { numberGuard(source: $0) }
         return generate(g)
     }
 
