@@ -5,11 +5,11 @@
 /// "£1,150"). The model may still stop a number early ("1" of "14"); `FactGuard` finishes a
 /// fact it has begun.
 ///
-/// A number is a run of digits, with single separators (`.`, `,`, `:`) between them:
-/// "1,150" is "1150", "10:30" is "1030", "Q3" holds "3". Source and output are read by
-/// the same rule.
+/// A number is a run of digits with single separators (`.`, `,`, `:`) between them, as
+/// written: "Q3" holds "3", and "1,150" can be written "1,150" only, never "1.15" or
+/// "1150". Source and output are read by the same rule.
 public struct NumberGuard: Sendable {
-    /// Every prefix of every digit run of the source (the empty one included).
+    /// Every prefix of every number of the source, as written (the empty one included).
     let prefixes: Set<String>
     /// The model's tokens that hold a digit, with their text: the only ones the guard bans.
     let digitTokens: [(token: Token, text: String)]
@@ -49,7 +49,7 @@ public struct NumberGuard: Sendable {
 
     /// Where the output's last number stands, one character at a time.
     struct Reader: Sendable {
-        /// The digits of the number being written ("" after anything else).
+        /// The number being written, its separators included ("" after anything else).
         var run = ""
         /// The last character was a digit.
         var afterDigit = false
@@ -62,6 +62,7 @@ public struct NumberGuard: Sendable {
                 afterDigit = true
                 separatorPending = false
             } else if afterDigit, c == "." || c == "," || c == ":" {
+                run.append(c)
                 afterDigit = false
                 separatorPending = true
             } else {

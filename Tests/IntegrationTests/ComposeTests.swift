@@ -94,6 +94,7 @@ final class ComposeTests: XCTestCase {
         }
         XCTAssertEqual(Set(variations.compactMap { $0["seed"]?.intValue }).count, 5, "each variation has its own seed")
 
+        let progress = d.progress(token: "c1")
         // The shared prefix was evaluated once and copied: each variation evaluated only its tail.
         let shared = try XCTUnwrap(res["sharedPrefixTokens"]?.intValue)
         XCTAssertGreaterThan(shared, 60)
@@ -107,13 +108,13 @@ final class ComposeTests: XCTestCase {
             // A variation generated again after all were done (it read like another tone, and
             // says so) evaluates its prompt once more: the siblings' shared prefix is gone by then.
             let again = (v["verification"]?["issues"]?.arrayValue ?? []).contains { $0["message"]?.stringValue?.contains("word for word") == true }
-            XCTAssertLessThan(uncached, 30 + 100 * (attempts - 1) + (again ? 600 : 0), "tail should be short: \(u)")
+            XCTAssertLessThan(uncached, 30 + 100 * (attempts - 1) + (again ? 600 : 0), "tail should be short: \(u); \(v["tone"] ?? .null): \(v["verification"] ?? .null); "
+                              + progress.filter { $0["part"] == v["id"] && $0["phase"] != "generating" }.compactMap { $0["message"]?.stringValue }.joined(separator: " | "))
             if attempts == 1 { XCTAssertLessThan((u["promptTokens"]?.intValue ?? 0) - shared, 30, "tail should be short: \(u)") }
         }
 
         // Streaming: the analysis first, then deltas named by variation id, interleaved
         // (one batch), each variation's done report carrying the finished variation.
-        let progress = d.progress(token: "c1")
         XCTAssertEqual(progress.first?["kind"], "begin")
         XCTAssertEqual(progress.last?["kind"], "end")
         let firstDelta = try XCTUnwrap(progress.firstIndex { $0["delta"] != nil })

@@ -50,4 +50,18 @@ final class DistinctTonesTests: XCTestCase {
                                       variation("b", .casual, "Hey team, the review moves to Friday. Bring your mockups.")]).count, 0,
                        "two tones that share their facts but not their words are not alike")
     }
+
+    /// A variation alike with two others is generated again once, not once per pair; a pair
+    /// that no longer reads alike by its turn is left alone.
+    func testAVariationIsGeneratedAgainOnceAtMost() async throws {
+        var results: [(Int, ComposeVariation, [Token])] = [(0, variation("c.1", .formal, same), []), (1, variation("c.2", .empathetic, same), []),
+                                                           (2, variation("c.3", .direct, same), [])]
+        var regenerated: [String] = []
+        try await Compose.separateTones(&results, original: original) { v, _ in
+            regenerated.append(v.id)
+            return (self.variation(v.id, v.tone, self.same), [])
+        }
+        XCTAssertEqual(regenerated.count, Set(regenerated).count, "generated again more than once: \(regenerated)")
+        XCTAssertEqual(Set(regenerated), ["c.1", "c.2", "c.3"], "every tone misses its markers, each once")
+    }
 }

@@ -49,6 +49,27 @@ final class StreamWatchTests: XCTestCase {
         XCTAssertTrue(StreamWatch().settled(loopStop, kept: loop + ".").isOpen)
     }
 
+    /// A number or name the selection does not have stops a rewrite once its sentence is
+    /// finished; a fact the repairs would put back in place, or a name of the instructions,
+    /// does not; an answer is judged on its JSON field.
+    func testAnInventedFactStopsTheStreamWhereItsSentenceEnds() throws {
+        let selection = "hey Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. thx"
+        let w = StreamWatch(source: selection, facts: .init(scope: .selection, sources: [selection], names: ["Tone: diplomatic. Perhaps soften it."],
+                                                            repairedAgainst: selection))
+        XCTAssertNil(w.check("Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. Perhaps", delta: " Perhaps"))
+        XCTAssertNil(w.check("Dear Priyanka, the rent is due at 10", delta: "."), "the sentence is not finished: 10 may become 10.5")
+        let stop = try XCTUnwrap(w.check("Dear Priyanka, the rent is due at 10:30 on 3 March. Please", delta: ". Please"))
+        XCTAssertEqual(stop.code, .unsupportedFact)
+        XCTAssertTrue(stop.issue.message.contains("10"), stop.issue.message)
+        XCTAssertNil(w.check("Dear Priya, the rent of £1,200 for Flat 4 is due. Please", delta: ". Please"),
+                     "changed in place: the repair puts Priyanka and £1,150 back")
+        XCTAssertNotNil(w.check("Dear Priyanka, Mr Thompson says the rent is due. Please", delta: ". Please"), "a name of nobody in the selection")
+
+        let answer = StreamWatch(placeholders: false, facts: .init(scope: .segments, sources: ["Ana: the bottle costs 12 euros to ship"], field: "answer"))
+        XCTAssertNil(answer.check(#"{"answer": "It costs 12 euros. It"#, delta: ". It"))
+        XCTAssertEqual(answer.check(#"{"answer": "It costs 15 euros. It"#, delta: ". It")?.path, "answer")
+    }
+
     func testEchoPlaceholderAndLanguageStopTheStream() {
         let w = StreamWatch(instructions: ["Rewrite the text below for a colleague, in the tone given after it."], source: "the review moves to Friday",
                             language: "en")

@@ -14,11 +14,12 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from .common import METHODS, ROOT, log, on_signal
+from .common import METHODS, ROOT, SEED, log, on_signal, set_seed
 from .daemon import daemon_defaults, method_params, run_column
 from .data import load_data
 from .peer import run_peer
 from .report import report
+from .spread import spread, spread_lines
 from .summary import summarize
 
 
@@ -41,6 +42,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--data", default=os.path.join(ROOT, "eval", "data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "eval", "last-run.json"))
     ap.add_argument("--json", action="store_true", help="print the JSON summary instead of the tables")
+    ap.add_argument("--seed", type=int, default=SEED, help=f"the seed every request sends (default {SEED})")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run everything N times, run k with seed + k, and print every figure's mean and range "
+                         "over the runs after the last run's tables (default 1)")
     ap.add_argument("--llama-server", help="llama-server for the peer column (default: $PARLANCE_LLAMA_SERVER, "
                                            "else scripts/setup-llama-server.sh)")
     ap.add_argument("--peer-model", help="GGUF for the peer (default: $PARLANCE_MODEL, else $PARLANCE_DEFAULT_MODEL)")
@@ -81,8 +86,18 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         f"columns {names}, concurrency {args.concurrency} (peer: 1, llama-server -np 1); "
         f"context {defaults['contextSize']}, {defaults['threads']} threads")
 
-    raw = run_columns(columns, "peer" in wanted, args, spec, data, defaults)
-    summary, full, has_held = summarize(raw, data, args, defaults, supported, binary_sha, started, t0)
+    summaries: List[Dict[str, Any]] = []
+    seeds = [args.seed + k for k in range(max(1, args.repeat))]
+    for k, s in enumerate(seeds):
+        set_seed(s)
+        if len(seeds) > 1:
+            log(f"eval: run {k + 1} of {len(seeds)}, seed {s}")
+        raw = run_columns(columns, "peer" in wanted, args, spec, data, defaults)
+        summary, full, has_held = summarize(raw, data, args, defaults, supported, binary_sha, started, t0)
+        summaries.append(summary)
+    if len(seeds) > 1:
+        summary["spread"] = full["spread"] = spread(summaries)
+        full["runs"] = summaries[:-1]
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(full, f, indent=2, ensure_ascii=False)
@@ -91,6 +106,8 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         print(report(summary, has_held))
+        if len(seeds) > 1:
+            print("\n".join(spread_lines(summary["spread"], len(seeds), seeds)))
     log(f"eval: {summary['targetsMet']}/{summary['targetsMeasured']} targets met; details in "
         f"{os.path.relpath(args.out, ROOT)}; {summary['wallSeconds']} s")
     return 0 if summary["ok"] else 1

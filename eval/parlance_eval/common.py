@@ -16,7 +16,17 @@ if TYPE_CHECKING:
 
     from parlance_client import ParlanceClient
 
-SEED = 42
+SEED = 42  # the first run's seed; run k of --repeat uses SEED + k (`seed()`)
+_RUN = {"seed": SEED}
+
+
+def seed() -> int:
+    """The seed every request of this run sends."""
+    return _RUN["seed"]
+
+
+def set_seed(value: int) -> None:
+    _RUN["seed"] = value
 TONES = ["formal", "casual", "diplomatic", "empathetic"]
 LIST_DOCS = ["Samples/podcast-sample.srt", "transcripts/clinic.txt"]  # from the repository root / the data dir
 ANALYSES = ["analysis/summarize", "analysis/highlights"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from .common import SEED, TONES, mean, rate, verification_of
+from .common import seed, TONES, mean, rate, verification_of
 from .judges import compose_flags, invented
 
 # (name, family, metric, printed label, which way is better, comparison, target); summary.FIGURES
@@ -25,7 +25,7 @@ FIGURES = [
 def daemon_params(c: Dict[str, Any], spec: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
     """The compose/variations params of one item: every tone, its audience when the daemon's
     spec lists it, its language."""
-    p = {"text": c["text"], "tones": TONES, "seed": SEED, "ephemeral": True}
+    p = {"text": c["text"], "tones": TONES, "seed": seed(), "ephemeral": True}
     aud = c.get("audience")
     if aud and aud in (spec.get("compose/variations", {}).get("audience", {}).get("enum") or [aud]):
         p["audience"] = aud

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from .common import SEED, verification_of
+from .common import seed, verification_of
 from .judges import audience_is_name, duplicates, label_or_name_only
 
 # (name, family, metric, printed label, which way is better, comparison, target); summary.FIGURES
@@ -22,7 +22,7 @@ FIGURES = [
 
 def daemon_params(key: str, data: Dict[str, Any]) -> Dict[str, Any]:
     """The params of one list document (the same for both analyses)."""
-    return {"uri": data["docs"][key]["uri"], "seed": SEED}
+    return {"uri": data["docs"][key]["uri"], "seed": seed()}
 
 
 def score_lists(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import ANALYSES, PEER_PROCS, ROOT, SEED, STOPPING, TONES, log
+from .common import ANALYSES, PEER_PROCS, ROOT, seed, STOPPING, TONES, log
 from .formality import formality
 
 PEER_TEMPERATURE = {"qa": 0.2, "compose": 0.4, "lists": 0.2}  # the daemon's defaults (the eval sends none)
@@ -101,7 +101,7 @@ class Peer:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.argv = [server, "-m", model, "--host", "127.0.0.1", "--port", str(self.port), "-c", str(ctx), "-np", "1",
-                     "-t", str(threads), "--no-webui", "--seed", str(SEED)]
+                     "-t", str(threads), "--no-webui", "--seed", str(seed())]
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         PEER_PROCS.append(self.proc)
@@ -135,7 +135,7 @@ class Peer:
     def chat(self, prompt: str, temperature: float, max_tokens: int, schema: Optional[Dict[str, Any]] = None,
              timeout: float = 600.0) -> Dict[str, Any]:
         body: Dict[str, Any] = {"messages": [{"role": "user", "content": prompt}], "temperature": temperature,
-                                "seed": SEED, "max_tokens": max_tokens}
+                                "seed": seed(), "max_tokens": max_tokens}
         if schema is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
         return self.http("/v1/chat/completions", body, timeout=timeout)
@@ -282,7 +282,7 @@ def peer_list(peer: Peer, method: str, doc: Dict[str, Any], ctx: int) -> Dict[st
 def peer_settings(server: str, model: str, ctx: int, threads: int) -> Dict[str, Any]:
     """The peer's settings and prompts, as the details record them."""
     return {"server": server, "model": model, "contextSize": ctx, "threads": threads, "parallel": 1,
-            "requestsInFlight": 1, "temperature": PEER_TEMPERATURE, "seed": SEED,
+            "requestsInFlight": 1, "temperature": PEER_TEMPERATURE, "seed": seed(),
             "maxTokens": {**PEER_MAX_TOKENS, "compose": "min(1024, max(64, 1.5 x selection tokens + 32))"},
             "prompts": {"qa": PEER_QA_INSTRUCTION, "summarize": PEER_SUMMARY_INSTRUCTION,
                         "highlights": PEER_HIGHLIGHTS_INSTRUCTION,

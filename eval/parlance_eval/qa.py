@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Tuple
 
-from .common import SEED, rate, verification_of
+from .common import seed, rate, verification_of
 from .judges import NOT_FOUND, degenerate_reasons
 from .text import fold, numbers_in, plain, strip_cue_times
 
@@ -31,7 +31,7 @@ FIGURES = [
 
 def daemon_params(q: Dict[str, Any], data: Dict[str, Any]) -> Dict[str, Any]:
     """The ask/stream params of one question (the column keeps those the daemon knows and adds verify)."""
-    return {"uri": data["docs"][q["docKey"]]["uri"], "question": q["question"], "seed": SEED}
+    return {"uri": data["docs"][q["docKey"]]["uri"], "question": q["question"], "seed": seed()}
 
 
 def citation_text_mismatch(res: Dict[str, Any], doc: Dict[str, Any]) -> List[Any]:

@@ -14,7 +14,7 @@ import time
 from typing import Any, Dict, Optional, Set, Tuple
 
 from . import compose, lists, qa
-from .common import METHODS, ROOT, SEED, mean, verification_of
+from .common import METHODS, ROOT, seed, mean, verification_of
 from .compose import score_compose
 from .lists import score_lists
 from .qa import score_qa
@@ -60,7 +60,7 @@ def summarize(raw: Dict[str, Dict[str, Any]], data: Dict[str, Any], args: argpar
         "concurrency": args.concurrency,
         "contextSize": defaults["contextSize"],
         "threads": defaults["threads"],
-        "seed": SEED,
+        "seed": seed(),
         "data": {"questions": len(data["qa"]), "unanswerable": sum(1 for q in data["qa"] if not q["answerable"]),
                  "composeItems": len(data["compose"]), "listDocuments": data["lists"],
                  "heldOut": {"questions": sum(1 for q in data["qa"] if q["id"] in held_ids),

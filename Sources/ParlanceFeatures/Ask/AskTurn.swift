@@ -209,7 +209,9 @@ extension Ask {
         let schema = schema(ids: shown.ids, maxTokens: options.maxTokens)
         var usage = Usage.zero
         // With verify on, an answer that starts to loop or echo the prompt is stopped as it streams.
-        let watch = attempts.verify ? StreamWatch(instructions: instructions, source: turn.question + "\n" + shown.userContent, placeholders: false) : nil
+        let watch = attempts.verify ? StreamWatch(instructions: instructions, source: turn.question + "\n" + shown.userContent, placeholders: false,
+                                                   facts: .init(scope: .segments, sources: AnswerVerifier.factSources(question: turn.question, segments: shown.segments),
+                                                                field: "answer")) : nil
         let (best, checked) = try await attempts.run(progress: ctx.progress, { attempt in
             var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)

@@ -42,37 +42,42 @@ extension Compose {
     /// do; the later one when neither does) is generated again by `regenerate(v, seed)`,
     /// opening with a phrase of its tone, and kept when it no longer reads like the other.
     /// A pair still alike fails together: each says so in its verification. The usage of
-    /// a variation generated again includes the first one's.
-    /// `report(v)` is called for each variation generated again, with the variation kept
-    /// (streamed again, and its done report sent again).
+    /// a variation generated again includes the first one's. A variation is generated again
+    /// once at most, however many others it reads like, and a pair is judged on the texts
+    /// it has by then.
+    /// `report(v)` is called once, at the end, for each variation generated again or failed
+    /// together with another, with the variation as it is returned (streamed again, and its
+    /// done report sent again).
     static func separateTones(_ results: inout [(Int, ComposeVariation, [Token])], original: String,
                               regenerate: (ComposeVariation, UInt32) async throws -> (ComposeVariation, [Token]),
                               report: (ComposeVariation) -> Void = { _ in }) async throws {
-        for (a, b) in alike(results.map(\.1)) {
+        var regenerated: Set<Int> = []
+        var changed: [Int] = []
+        for (a, b) in alike(results.map(\.1)) where overlap(results[a].1.text, results[b].1.text) >= alikeOverlap {
             let misses = [a, b].filter { i in
                 let v = results[i].1
                 return !ToneCheck.check(v.text, tone: v.tone, original: original).isEmpty
             }
-            for i in misses.isEmpty ? [b] : misses {
+            for i in misses.isEmpty ? [b] : misses where !regenerated.contains(i) {
+                regenerated.insert(i)
                 let old = results[i].1
                 let other = results[i == a ? b : a].1
                 var (v, tokens) = try await regenerate(old, UInt32(truncatingIfNeeded: old.seed) &+ 104_729)
-                guard overlap(v.text, other.text) < alikeOverlap else {
-                    report(old)  // the retry streamed over it: the variation kept is streamed again
-                    continue
-                }
+                if !changed.contains(i) { changed.append(i) }  // the retry streamed over it: the variation kept is streamed again
+                guard overlap(v.text, other.text) < alikeOverlap else { continue }
                 v.usage = old.usage + v.usage
                 v.verification?.attempts += old.verification?.attempts ?? 0
                 v.verification?.issues.insert(Finding(.toneMismatch, .sameAsOtherTone(other.tone), action: .replaced(by: .rewording)).issue, at: 0)
                 results[i] = (results[i].0, v, tokens)
-                report(v)
             }
             guard overlap(results[a].1.text, results[b].1.text) >= alikeOverlap else { continue }
             for (i, j) in [(a, b), (b, a)] {
                 let finding = Finding(.toneMismatch, .sameAsOtherTone(results[j].1.tone))
                 results[i].1.verification?.issues.append(finding.issue)
                 results[i].1.verification?.passed = false
+                if !changed.contains(i) { changed.append(i) }
             }
         }
+        for i in changed { report(results[i].1) }
     }
 }

@@ -20,6 +20,12 @@ public enum AnswerVerifier {
 
     /// The segments shown for one answer and their BM25 index, built once per answer: every
     /// attempt's check, the citation repair and the extractive fallback rank against it.
+    /// The texts whose numbers and names an answer may write: the segments shown, with
+    /// their speakers, and the question.
+    public static func factSources(question: String, segments: [Segment]) -> [String] {
+        segments.map { ($0.speaker ?? "") + " " + $0.text } + [question]
+    }
+
     public struct Passages: Sendable {
         public let segments: [Segment]
         let index: BM25Index
@@ -45,7 +51,7 @@ public enum AnswerVerifier {
         if findings.isEmpty, let type = AskStream.AnswerType.figure(askedBy: question), !type.isGiven(in: text) {
             findings.append(Finding(.notAnswered, .notAnswered(type), path: "answer"))
         }
-        let invented = Facts.unsupported(in: text, by: passages.segments.map { ($0.speaker ?? "") + " " + $0.text } + [question])
+        let invented = Facts.unsupported(in: text, by: factSources(question: question, segments: passages.segments))
         if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }
         let answerPassed = findings.isEmpty
         let citations = repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode)

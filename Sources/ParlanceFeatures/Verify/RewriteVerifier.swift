@@ -34,6 +34,12 @@ public enum RewriteVerifier {
         }
     }
 
+    /// The texts whose numbers and names a rewrite may write: the selection, and for a
+    /// refinement the text refined.
+    public static func factSources(original: String, previous: String?) -> [String] {
+        [original] + (previous.map { [$0] } ?? [])
+    }
+
     /// What the checks find in `x.rewrite` (nothing: it passes).
     public static func check(_ x: Input) -> [Finding] {
         var out: [Finding] = []
@@ -54,7 +60,7 @@ public enum RewriteVerifier {
         if !missing.isEmpty { out.append(Finding(.factMissing, .factsMissing(missing.map(\.text)))) }
         // "Add nothing": numbers and names the selection does not have are invented ("Dear
         // Mark", "exactly 3 sentences"). The prompt's own words are left to the echo check.
-        let invented = Facts.unsupported(in: text, by: [x.original] + (x.previous.map { [$0] } ?? []))
+        let invented = Facts.unsupported(in: text, by: factSources(original: x.original, previous: x.previous))
             .filter { f in !borrowed.contains(f) && !(f.kind == .name && x.instructions.contains { $0.contains(f.text) }) }
         if !invented.isEmpty { out.append(Finding(.unsupportedFact, .factsNotInSelection(invented.map(\.text)))) }
         let originalWords = TextChecks.wordCount(x.original)

@@ -5,7 +5,8 @@ import ParlanceProtocol
 /// output going wrong is stopped at once and the next attempt starts, instead of being
 /// finished and then judged: a loop (a run of words repeated back to back, or a sentence
 /// written again), an echo of the prompt's own instructions, a bracketed placeholder, and
-/// text in another language than the one asked for. Each is the finished-text check's own
+/// text in another language than the one asked for, and a number or name that the texts it
+/// may draw on do not have (a fact invented, or changed beyond repair). Each is the finished-text check's own
 /// test (`TextChecks`, `LanguageDetector`), so a stream stopped here would have failed
 /// there; the loop is the one check only a stream needs (a finished loop is cut by
 /// `maxTokens`, after every token of it was paid for).
@@ -20,14 +21,72 @@ public struct StreamWatch: Sendable {
     public var code: VerificationIssueCode = .degenerate
     /// Bracketed placeholders are checked (not in JSON output, whose arrays are bracketed).
     public var placeholders = true
+    /// Numbers and names the output may write (`unsupportedFact`); nil: not checked.
+    public var facts: FactRule? = nil
 
     public init(instructions: [String] = [], source: String = "", language: String? = nil, code: VerificationIssueCode = .degenerate,
-                placeholders: Bool = true) {
+                placeholders: Bool = true, facts: FactRule? = nil) {
         self.instructions = instructions
         self.source = source
         self.language = language
         self.code = code
         self.placeholders = placeholders
+        self.facts = facts
+    }
+
+    /// The finished check's `unsupportedFact` rule, run on the sentences the output has
+    /// finished (a number or a name may still be growing in the last one).
+    public struct FactRule: Sendable {
+        /// Where the output may take facts from: a rewrite's selection, an answer's segments.
+        public enum Scope: Sendable { case selection, segments }
+        public var scope: Scope
+        /// The texts whose numbers and names the output may write.
+        public var sources: [String]
+        /// Texts whose names it may write besides (a rewrite's prompt instructions).
+        public var names: [String] = []
+        /// A rewrite's selection: what the deterministic repairs put right first (a fact
+        /// changed in place, an invented greeting name) is not a reason to stop. nil: an
+        /// answer, judged as written.
+        public var repairedAgainst: String? = nil
+        /// The JSON field that holds the text (ask's "answer"); nil: the whole output.
+        public var field: String? = nil
+
+        public init(scope: Scope, sources: [String], names: [String] = [], repairedAgainst: String? = nil, field: String? = nil) {
+            self.scope = scope
+            self.sources = sources
+            self.names = names
+            self.repairedAgainst = repairedAgainst
+            self.field = field
+        }
+
+        /// The facts of `output`'s finished sentences that no source has; nil: none.
+        func invented(in output: String) -> Finding? {
+            var text = output
+            if let field {
+                guard let value = PartialJSON.complete(output)?[field]?.stringValue else { return nil }
+                text = value
+            }
+            let done = StreamWatch.finishedSentences(text)
+            guard !done.isEmpty else { return nil }
+            let judged = repairedAgainst.map { RewriteRepair.repair(done, original: $0, tone: nil, mode: .repair).value } ?? done
+            let found = Facts.unsupported(in: judged, by: sources).filter { f in !(f.kind == .name && names.contains { $0.contains(f.text) }) }
+            guard !found.isEmpty else { return nil }
+            let texts = found.map(\.text)
+            return Finding(.unsupportedFact, scope == .selection ? .factsNotInSelection(texts) : .factsNotInSegments(texts), path: field)
+        }
+    }
+
+    /// `text` up to the end of its last finished sentence: a sentence mark followed by
+    /// white space, or a line break ("3." may yet become "3.5").
+    static func finishedSentences(_ text: String) -> String {
+        var end = text.startIndex
+        var i = text.startIndex
+        while i < text.endIndex {
+            let next = text.index(after: i)
+            if text[i] == "\n" || (".!?".contains(text[i]) && next < text.endIndex && text[next].isWhitespace) { end = next }
+            i = next
+        }
+        return String(text[..<end])
     }
 
     /// A stop's finding as the result carries it: taken care of (the rest of the output was
@@ -55,6 +114,7 @@ public struct StreamWatch: Sendable {
             return Finding(.instructionEcho, .rewriteEchoesPrompt(echo))
         }
         if placeholders, let p = TextChecks.placeholder(in: text, source: source) { return Finding(code, .answerPlaceholder(p)) }
+        if let invented = facts?.invented(in: text) { return invented }
         if let want = language, TextChecks.wordCount(text) >= Self.languageWords {
             let (found, confidence) = LanguageDetector.detect(text)
             if found != want, found != "und", confidence >= 0.5 { return Finding(.wrongLanguage, .wrongLanguage(found: found, wanted: want)) }
