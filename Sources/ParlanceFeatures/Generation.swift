@@ -156,22 +156,29 @@ public enum Generation {
         var holding = holdBack != nil
         let started = ContinuousClock.now
         var tokens = 0
+        // What a stopped stream reports as its usage: the engine's own figures come with `.done` only.
+        var cachedTokens = 0
+        var firstToken: ContinuousClock.Instant? = nil
         do {
             for try await event in engine.generate(request) {
                 switch event {
                 case .queued(let position):
                     progress(.init(kind: .report, message: "queued (position \(position))", phase: .queued, part: part, queuePosition: position))
                 case .prompt(let evaluated, let total, let cached):
+                    cachedTokens = cached
                     progress(.init(kind: .report, message: "prompt \(evaluated)/\(total) tokens (\(cached) cached)", phase: .prompt, part: part,
                                    promptTokens: total, evaluatedTokens: evaluated, cachedTokens: cached))
                 case .text(var delta):
                     text += delta
                     tokens += 1
+                    if firstToken == nil { firstToken = .now }
                     if let watch, let finding = watch.check(text, delta: delta) {
                         // Leaving the loop drops the stream: the engine cancels the request.
                         var usage = Usage.zero
                         usage.promptTokens = request.prompt.tokens.count
+                        usage.cachedPromptTokens = cachedTokens
                         usage.generatedTokens = tokens
+                        usage.firstTokenMs = firstToken.map { ($0 - started).inMilliseconds } ?? 0
                         usage.totalMs = (ContinuousClock.now - started).inMilliseconds
                         return StreamOut(text: text, tokens: [], usage: usage, finishReason: .stop, stoppedBy: finding)
                     }

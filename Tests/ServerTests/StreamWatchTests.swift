@@ -107,6 +107,7 @@ final class LoopingModel: LanguageModel, @unchecked Sendable {
         return AsyncThrowingStream { c in
             let task = Task {
                 var text = ""
+                c.yield(.prompt(evaluated: 3, total: 3, cached: 2))
                 for i in 0..<request.maxTokens {
                     if Task.isCancelled { return }
                     let w = (i % words.count == 0 && i > 0 ? " " : "") + words[i % words.count]
@@ -136,6 +137,9 @@ extension StreamWatchTests {
                                               watch: StreamWatch(source: "send the report by Friday"))
         XCTAssertEqual(out.stoppedBy?.code, .degenerate)
         XCTAssertEqual(out.text, "Please send the report by Friday. Please send the report by Friday.")
+        XCTAssertEqual(out.usage.promptTokens, 3)
+        XCTAssertEqual(out.usage.cachedPromptTokens, 2, "a stopped stream's usage keeps what its prompt had cached")
+        XCTAssertEqual(out.usage.generatedTokens, 12)
         // The producer sees the cancellation at its next token: it stops well short of 512.
         XCTAssertLessThan(model.produced.value, 256, "the generation stopped with the stream")
         print("StreamWatchTests: stopped after \(out.usage.generatedTokens) of 512 tokens; \(512 - model.produced.value) never generated")
