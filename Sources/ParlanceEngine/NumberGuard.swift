@@ -13,6 +13,8 @@ public struct NumberGuard: Sendable {
     let prefixes: Set<String>
     /// The model's tokens that hold a digit, with their text: the only ones the guard bans.
     let digitTokens: [(token: Token, text: String)]
+    /// The tokens banned where the output is not writing a number (most steps): computed once.
+    let bannedAfterText: [Token]
     private var state = Reader()
 
     /// `source`: the text whose numbers the output may write (the selection, the refined
@@ -28,10 +30,15 @@ public struct NumberGuard: Sendable {
         }
         prefixes = p
         self.digitTokens = digitTokens
+        bannedAfterText = Self.banned(digitTokens, from: Reader(), prefixes: p)
     }
 
     /// The tokens that would write a number no number of the source begins with.
     public var banned: [Token] {
+        state == Reader() ? bannedAfterText : Self.banned(digitTokens, from: state, prefixes: prefixes)
+    }
+
+    static func banned(_ digitTokens: [(token: Token, text: String)], from state: Reader, prefixes: Set<String>) -> [Token] {
         digitTokens.compactMap { candidate in
             var r = state
             for c in candidate.text {
@@ -48,7 +55,7 @@ public struct NumberGuard: Sendable {
     }
 
     /// Where the output's last number stands, one character at a time.
-    struct Reader: Sendable {
+    struct Reader: Sendable, Equatable {
         /// The number being written, its separators included ("" after anything else).
         var run = ""
         /// The last character was a digit.

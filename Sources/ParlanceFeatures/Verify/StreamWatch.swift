@@ -51,14 +51,6 @@ public struct StreamWatch: Sendable {
         /// The JSON field that holds the text (ask's "answer"); nil: the whole output.
         public var field: String? = nil
 
-        public init(scope: Scope, sources: [String], names: [String] = [], repairedAgainst: String? = nil, field: String? = nil) {
-            self.scope = scope
-            self.sources = sources
-            self.names = names
-            self.repairedAgainst = repairedAgainst
-            self.field = field
-        }
-
         /// The facts of `output`'s finished sentences that no source has; nil: none.
         func invented(in output: String) -> Finding? {
             var text = output
