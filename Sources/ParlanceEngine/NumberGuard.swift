@@ -5,9 +5,11 @@
 /// "£1,150"). The model may still stop a number early ("1" of "14"); `FactGuard` finishes a
 /// fact it has begun.
 ///
-/// A number is a run of digits with single separators (`.`, `,`, `:`) between them, as
-/// written: "Q3" holds "3", and "1,150" can be written "1,150" only, never "1.15" or
-/// "1150". Source and output are read by the same rule.
+/// A number is a run of digits with single separators (`.`, `,`, `:`) between them, read
+/// as its digits: "1,150" is "1150", "10:30" is "1030", "Q3" holds "3". Source and output
+/// are read by the same rule. The separators are not held to the source's: banning "1150"
+/// for "£1,150" lost the fact altogether more often than `FactRepair` loses it (it puts
+/// "£1150" back as written).
 public struct NumberGuard: Sendable {
     /// Every prefix of every number of the source, as written (the empty one included).
     let prefixes: Set<String>
@@ -56,7 +58,7 @@ public struct NumberGuard: Sendable {
 
     /// Where the output's last number stands, one character at a time.
     struct Reader: Sendable, Equatable {
-        /// The number being written, its separators included ("" after anything else).
+        /// The digits of the number being written ("" after anything else).
         var run = ""
         /// The last character was a digit.
         var afterDigit = false
@@ -69,7 +71,6 @@ public struct NumberGuard: Sendable {
                 afterDigit = true
                 separatorPending = false
             } else if afterDigit, c == "." || c == "," || c == ":" {
-                run.append(c)
                 afterDigit = false
                 separatorPending = true
             } else {

@@ -124,9 +124,7 @@ extension Compose {
         var examples = true
         // With verify on, an attempt going wrong is stopped as it streams and the next begins.
         let watch = attempts.verify ? StreamWatch(instructions: instructions, source: original + (previous.map { "\n" + $0 } ?? ""),
-                                                   language: language.split(separator: "-").first.map(String.init) ?? language,
-                                                   facts: .init(scope: .selection, sources: RewriteVerifier.factSources(original: original, previous: previous),
-                                                                names: instructions, repairedAgainst: original)) : nil
+                                                   language: language.split(separator: "-").first.map(String.init) ?? language) : nil
         let (best, verification) = try await attempts.run(progress: ctx.progress, part: id, { attempt in
             let plan = policy.plan(attempt: attempt, after: last)
             var o = options

@@ -24,16 +24,6 @@ public struct StreamWatch: Sendable {
     /// Numbers and names the output may write (`unsupportedFact`); nil: not checked.
     public var facts: FactRule? = nil
 
-    public init(instructions: [String] = [], source: String = "", language: String? = nil, code: VerificationIssueCode = .degenerate,
-                placeholders: Bool = true, facts: FactRule? = nil) {
-        self.instructions = instructions
-        self.source = source
-        self.language = language
-        self.code = code
-        self.placeholders = placeholders
-        self.facts = facts
-    }
-
     /// The finished check's `unsupportedFact` rule, run on the sentences the output has
     /// finished (a number or a name may still be growing in the last one).
     public struct FactRule: Sendable {
