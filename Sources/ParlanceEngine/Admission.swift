@@ -126,7 +126,7 @@ extension Scheduler {
         job.admitted = .now
         if job.request.maxTokens > 0 {
             do {
-                job.sampler = try LlamaSampler(model: model, options: job.request.options, seed: job.request.seed, grammar: job.request.grammar)
+                job.sampler = try LlamaSampler(model: model, options: job.request.sampling, seed: job.request.seed, grammar: job.request.grammar)
             } catch {
                 release(job)
                 settle(job, throwing: error)

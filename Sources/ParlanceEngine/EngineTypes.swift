@@ -25,12 +25,13 @@ public enum CachePriority: Int, Sendable, Comparable {
     public static func < (a: CachePriority, b: CachePriority) -> Bool { a.rawValue < b.rawValue }
 }
 
-public struct GenerationRequest: Sendable {
-    public var prompt: [Token]
-    public var options: SamplingOptions
+/// How one generation runs, whoever asks for it and whichever engine runs it: sampling, seed,
+/// length, what its cache is worth, drafting and the repeat guard. Features resolve it from a
+/// request's options (`ResolvedOptions`), hand it to a model (`ModelRequest`), and the engine
+/// runs it (`GenerationRequest`): one set of fields, read through all three by name.
+public struct GenerationSettings: Sendable {
+    public var sampling: SamplingOptions
     public var seed: UInt32
-    /// A GBNF grammar (root rule `root`) constraining the output.
-    public var grammar: String?
     /// 0 evaluates the prompt only (prewarm): its KV state stays cached for reuse.
     public var maxTokens: Int
     public var cachePriority: CachePriority
@@ -40,8 +41,8 @@ public struct GenerationRequest: Sendable {
     /// Output text includes special tokens' text (a model whose vocabulary holds
     /// `<tool_call>` as one control token writes it as that token).
     public var renderSpecial: Bool
-    /// Speculative decoding drafted from the text (nil: the engine's setting). The output
-    /// is the same either way; only its speed differs.
+    /// Speculative decoding drafted from the text (nil: the engine's setting; a remote
+    /// engine: the server's). The output is the same either way; only its speed differs.
     public var speculative: Bool?
     /// Requests of one group (the variations of one composition) draft from each other's
     /// output as well as their own; 0: no group.
@@ -51,30 +52,50 @@ public struct GenerationRequest: Sendable {
     /// these requests only: elsewhere a draft has no reason to be taken, and on a CPU a
     /// verified token costs nearly a step.
     public var copiesText: Bool
-    /// Facts of the source to finish exactly once the output starts one (`FactGuard`);
-    /// ignored with a grammar. nil: generation as without it, token for token.
-    public var factGuard: FactGuard? = nil
     /// A run of this many output tokens is never written twice (`RepeatGuard`); nil: no
     /// guard, generation as without it, token for token.
-    public var noRepeatRun: Int? = nil
+    public var noRepeatRun: Int?
+
+    public init(sampling: SamplingOptions = .init(), seed: UInt32 = 0, maxTokens: Int = 256, cachePriority: CachePriority = .normal,
+                deterministic: Bool = false, renderSpecial: Bool = false, speculative: Bool? = nil, draftGroup: UInt64 = 0,
+                copiesText: Bool = false, noRepeatRun: Int? = nil) {
+        (self.sampling, self.seed, self.maxTokens, self.cachePriority) = (sampling, seed, maxTokens, cachePriority)
+        (self.deterministic, self.renderSpecial, self.speculative) = (deterministic, renderSpecial, speculative)
+        (self.draftGroup, self.copiesText, self.noRepeatRun) = (draftGroup, copiesText, noRepeatRun)
+    }
+}
+
+/// A type that carries `GenerationSettings` and reads them as its own fields
+/// (`request.maxTokens`).
+public protocol CarriesGenerationSettings {
+    var settings: GenerationSettings { get set }
+}
+
+extension CarriesGenerationSettings {
+    public subscript<T>(dynamicMember field: WritableKeyPath<GenerationSettings, T>) -> T {
+        get { settings[keyPath: field] }
+        set { settings[keyPath: field] = newValue }
+    }
+}
+
+/// What the engine runs: tokens, settings, and the constraints it compiled for them.
+@dynamicMemberLookup
+public struct GenerationRequest: Sendable, CarriesGenerationSettings {
+    public var prompt: [Token]
+    public var settings: GenerationSettings
+    /// A GBNF grammar (root rule `root`) constraining the output.
+    public var grammar: String?
+    /// Facts of the source to finish exactly once the output starts one (`FactGuard`);
+    /// ignored with a grammar. nil: generation as without it, token for token.
+    public var factGuard: FactGuard?
     /// The output writes no number that the guard's source does not begin (`NumberGuard`);
     /// nil: no guard, generation as without it, token for token.
-    public var numberGuard: NumberGuard? = nil
+    public var numberGuard: NumberGuard?
 
-    public init(prompt: [Token], options: SamplingOptions = .init(), seed: UInt32 = 0, grammar: String? = nil,
-                maxTokens: Int = 256, cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
-                speculative: Bool? = nil, draftGroup: UInt64 = 0, copiesText: Bool = false) {
-        self.renderSpecial = renderSpecial
-        self.speculative = speculative
-        self.draftGroup = draftGroup
-        self.copiesText = copiesText
-        self.deterministic = deterministic
-        self.prompt = prompt
-        self.options = options
-        self.seed = seed
-        self.grammar = grammar
-        self.maxTokens = maxTokens
-        self.cachePriority = cachePriority
+    public init(prompt: [Token], settings: GenerationSettings = .init(), grammar: String? = nil, factGuard: FactGuard? = nil,
+                numberGuard: NumberGuard? = nil) {
+        (self.prompt, self.settings, self.grammar) = (prompt, settings, grammar)
+        (self.factGuard, self.numberGuard) = (factGuard, numberGuard)
     }
 }
 

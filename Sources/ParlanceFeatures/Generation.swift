@@ -4,45 +4,34 @@ import ParlanceJSON
 import ParlanceProtocol
 import ParlanceSchema
 
-/// Sampling settings after defaults, as reported in provenance.
-public struct ResolvedOptions: Sendable {
-    public var sampling: SamplingOptions
-    public var seed: UInt32
-    public var maxTokens: Int
-    /// Run alone, from an empty cache: identical output whatever else the daemon does.
-    public var deterministic: Bool
-    /// Speculative decoding (nil: the engine's setting).
-    public var speculative: Bool?
-    /// Calls of one group (the variations of one composition) draft from each other's
-    /// output; 0: no group.
-    public var draftGroup: UInt64 = 0
-    /// The output copies runs of text its prompt holds (a selection rewritten, a variation
-    /// refined, transcript segments quoted): the engine's default drafts for such calls only.
-    public var copiesText = false
+/// A request's generation settings after defaults (as provenance reports them), read as its
+/// own fields (`options.seed`), with the facts a local engine holds the output to.
+@dynamicMemberLookup
+public struct ResolvedOptions: Sendable, CarriesGenerationSettings {
+    /// Each call sets its own `cachePriority` and `renderSpecial` (`Generation.run`, the tool loop).
+    public var settings: GenerationSettings
     /// Facts of the source the output finishes exactly once started (`FactGuard`).
     public var exactFacts: [String] = []
-    /// A run of this many output tokens is never written twice (`RepeatGuard`); nil: no guard.
-    public var noRepeatRun: Int? = nil
     /// The output writes no number this text does not have (`NumberGuard`); nil: any.
     public var numbersFrom: String? = nil
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
-        sampling = SamplingOptions(
+        let sampling = SamplingOptions(
             temperature: o?.temperature ?? defaultTemperature, topP: o?.topP ?? d.topP, topK: o?.topK ?? d.topK,
             minP: o?.minP ?? d.minP, repeatPenalty: o?.repeatPenalty ?? d.repeatPenalty)
-        seed = o?.seed.map { UInt32(truncatingIfNeeded: $0) } ?? defaultSeed
-        maxTokens = o?.maxTokens ?? defaultMaxTokens
-        deterministic = o?.deterministic ?? false
-        speculative = o?.speculative
+        settings = GenerationSettings(sampling: sampling, seed: o?.seed.map { UInt32(truncatingIfNeeded: $0) } ?? defaultSeed,
+                                      maxTokens: o?.maxTokens ?? defaultMaxTokens, deterministic: o?.deterministic ?? false,
+                                      speculative: o?.speculative)
     }
 
     func provenance(_ engine: any LanguageModel) -> Provenance {
+        let s = settings
         var p = Provenance(modelSha256: "", templateSha256: "",
-                           sampler: SamplerSettings(temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK,
-                                                    minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, maxTokens: maxTokens),
-                           seed: Int(seed))
-        if deterministic { p.deterministic = true }
+                           sampler: SamplerSettings(temperature: s.sampling.temperature, topP: s.sampling.topP, topK: s.sampling.topK,
+                                                    minP: s.sampling.minP, repeatPenalty: s.sampling.repeatPenalty, maxTokens: s.maxTokens),
+                           seed: Int(s.seed))
+        if s.deterministic { p.deterministic = true }
         p.model = engine.name
         engine.describe(&p)
         return p
@@ -94,11 +83,10 @@ public enum Generation {
         var fittings = [options.maxTokens * 5 / 2, options.maxTokens][...]
         var retried = false
         while true {
-            var request = ModelRequest(prompt: prompt, options: options.sampling, seed: seed, constraint: constraint,
-                                       maxTokens: options.maxTokens, cachePriority: cachePriority, deterministic: options.deterministic,
-                                       speculative: options.speculative, draftGroup: options.draftGroup, copiesText: options.copiesText)
+            var request = ModelRequest(prompt: prompt, settings: options.settings, constraint: constraint)
+            request.seed = seed
+            request.cachePriority = cachePriority
             request.exactFacts = options.exactFacts
-            request.noRepeatRun = options.noRepeatRun
             request.numbersFrom = options.numbersFrom
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part, watch: watch)
             total = total + out.usage

@@ -42,7 +42,7 @@ final class NumberGuardTests: XCTestCase {
         let source = "Step 1: open the box. Step 2: take out the lamp. Step 3: plug it in. Step 4: switch it on."
         let prompt = engine.tokenize(source + " Step")
         func generate(_ guarded: Bool) async throws -> String {
-            var r = GenerationRequest(prompt: prompt, options: SamplingOptions(temperature: 0, repeatPenalty: 1.0), maxTokens: 40)
+            var r = GenerationRequest(prompt: prompt, settings: .init(sampling: SamplingOptions(temperature: 0, repeatPenalty: 1.0), maxTokens: 40))
             if guarded { r.numberGuard = engine.numberGuard(source: source) }
             for try await event in engine.generate(r) { if case .done(let result) = event { return result.text } }
             return ""

@@ -28,7 +28,7 @@ final class RepeatGuardTests: XCTestCase {
         let line = "The review moves to Friday at 3pm. Please bring the slides. "
         let prompt = engine.tokenize(String(repeating: line, count: 4))
         func generate(_ run: Int?) async throws -> [Token] {
-            var r = GenerationRequest(prompt: prompt, options: SamplingOptions(temperature: 0, repeatPenalty: 1.0), maxTokens: 48)
+            var r = GenerationRequest(prompt: prompt, settings: .init(sampling: SamplingOptions(temperature: 0, repeatPenalty: 1.0), maxTokens: 48))
             r.noRepeatRun = run
             for try await event in engine.generate(r) { if case .done(let result) = event { return result.tokens } }
             return []
@@ -41,8 +41,8 @@ final class RepeatGuardTests: XCTestCase {
         // A grammar's literal is written even where it repeats a run: the ban gives way when
         // it leaves nothing admissible.
         let fact = "The review moves to Friday at 3pm."
-        var r = GenerationRequest(prompt: prompt, options: SamplingOptions(temperature: 0, repeatPenalty: 1.0),
-                                  grammar: "root ::= \"\(fact)\" [^\\x00-\\x1F]{0,40} \" \(fact)\"", maxTokens: 64)
+        var r = GenerationRequest(prompt: prompt, settings: .init(sampling: SamplingOptions(temperature: 0, repeatPenalty: 1.0), maxTokens: 64),
+                                  grammar: "root ::= \"\(fact)\" [^\\x00-\\x1F]{0,40} \" \(fact)\"")
         r.noRepeatRun = 4
         var text = ""
         for try await event in engine.generate(r) { if case .done(let result) = event { text = result.text } }

@@ -132,7 +132,7 @@ extension StreamWatchTests {
     /// model stops producing: the tokens it did not write are the time saved.
     func testALoopingStreamIsStoppedBeforeItsEnd() async throws {
         let model = LoopingModel()
-        let request = ModelRequest(prompt: model.render([ChatMessage(.user, "Rewrite.")]), options: SamplingOptions(), seed: 1, maxTokens: 512)
+        let request = ModelRequest(prompt: model.render([ChatMessage(.user, "Rewrite.")]), settings: .init(seed: 1, maxTokens: 512))
         let out = try await Generation.stream(model, request, structured: false, progress: .none, part: nil,
                                               watch: StreamWatch(source: "send the report by Friday"))
         XCTAssertEqual(out.stoppedBy?.code, .degenerate)

@@ -23,8 +23,10 @@ public struct ModelPrompt: Sendable {
     public func prefix(_ n: Int) -> ModelPrompt { ModelPrompt(messages: messages, tokens: Array(tokens.prefix(n))) }
 }
 
-/// One generation as features ask for it.
-public struct ModelRequest: Sendable {
+/// One generation as features ask for it: the conversation, how it runs (`settings`, read
+/// as the request's own fields) and what constrains it.
+@dynamicMemberLookup
+public struct ModelRequest: Sendable, CarriesGenerationSettings {
     public enum Constraint: Sendable {
         case none
         /// The output is JSON valid for this schema (a local grammar; a remote
@@ -34,44 +36,19 @@ public struct ModelRequest: Sendable {
         case grammar(String)
     }
     public var prompt: ModelPrompt
-    public var options: SamplingOptions
-    public var seed: UInt32
+    /// `speculative` nil is the engine's setting (a remote engine: the server's); a draft
+    /// group and `noRepeatRun` are a local engine's.
+    public var settings: GenerationSettings
     public var constraint: Constraint
-    /// 0: evaluate the prompt only (a prewarm; a remote model skips it).
-    public var maxTokens: Int
-    public var cachePriority: CachePriority
-    public var deterministic: Bool
-    public var renderSpecial: Bool
-    /// Speculative decoding (nil: the engine's setting; a remote engine: the server's).
-    public var speculative: Bool?
-    /// Requests of one group draft from each other's output (a local engine); 0: none.
-    public var draftGroup: UInt64
-    /// The output copies text from the prompt: where the engine's default drafts.
-    public var copiesText: Bool
     /// Facts of the source that, once the output starts one, are finished exactly
     /// (`FactGuard`; a local engine without a grammar). Empty: no guard.
     public var exactFacts: [String] = []
-    /// A run of this many output tokens is never written twice (`RepeatGuard`; a local
-    /// engine). nil: no guard.
-    public var noRepeatRun: Int? = nil
     /// The output writes no number this text does not have (`NumberGuard`; a local engine).
     /// nil: any.
     public var numbersFrom: String? = nil
 
-    public init(prompt: ModelPrompt, options: SamplingOptions, seed: UInt32, constraint: Constraint = .none, maxTokens: Int,
-                cachePriority: CachePriority = .normal, deterministic: Bool = false, renderSpecial: Bool = false,
-                speculative: Bool? = nil, draftGroup: UInt64 = 0, copiesText: Bool = false) {
-        self.speculative = speculative
-        self.draftGroup = draftGroup
-        self.copiesText = copiesText
-        self.prompt = prompt
-        self.options = options
-        self.seed = seed
-        self.constraint = constraint
-        self.maxTokens = maxTokens
-        self.cachePriority = cachePriority
-        self.deterministic = deterministic
-        self.renderSpecial = renderSpecial
+    public init(prompt: ModelPrompt, settings: GenerationSettings, constraint: Constraint = .none) {
+        (self.prompt, self.settings, self.constraint) = (prompt, settings, constraint)
     }
 }
 
@@ -144,13 +121,9 @@ extension Engine: LanguageModel {
                 return AsyncThrowingStream { $0.finish(throwing: error) }
             }
         }
-        var g = GenerationRequest(prompt: r.prompt.tokens, options: r.options, seed: r.seed, grammar: grammar, maxTokens: r.maxTokens,
-                                  cachePriority: r.cachePriority, deterministic: r.deterministic, renderSpecial: r.renderSpecial,
-                                  speculative: r.speculative, draftGroup: r.draftGroup, copiesText: r.copiesText)
-        if grammar == nil, !r.exactFacts.isEmpty { g.factGuard = factGuard(r.exactFacts) }
-        g.noRepeatRun = r.noRepeatRun
-        g.numberGuard = r.numbersFrom.map { numberGuard(source: $0) }
-        return generate(g)
+        return generate(GenerationRequest(prompt: r.prompt.tokens, settings: r.settings, grammar: grammar,
+                                          factGuard: grammar == nil && !r.exactFacts.isEmpty ? factGuard(r.exactFacts) : nil,
+                                          numberGuard: r.numbersFrom.map { numberGuard(source: $0) }))
     }
 
     public func describe(_ p: inout Provenance) {

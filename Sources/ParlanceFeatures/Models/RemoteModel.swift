@@ -157,18 +157,18 @@ public final class RemoteModel: LanguageModel {
             "stream": true,
             "stream_options": ["include_usage": true],
             "max_tokens": .int(r.maxTokens),
-            "temperature": .double(r.options.temperature),
-            "top_p": .double(r.options.topP),
+            "temperature": .double(r.sampling.temperature),
+            "top_p": .double(r.sampling.topP),
             "seed": .int(Int(r.seed)),
         ]
         if let m = servedModel { b["model"] = .string(m) }
         if extensions {
             // llama-server reads top_k, min_p and repeat_penalty; vLLM top_k, min_p and
             // repetition_penalty; Ollama ignores them. The same sampler as a local model.
-            b["top_k"] = .int(r.options.topK)
-            b["min_p"] = .double(r.options.minP)
-            b["repeat_penalty"] = .double(r.options.repeatPenalty)
-            b["repetition_penalty"] = .double(r.options.repeatPenalty)
+            b["top_k"] = .int(r.sampling.topK)
+            b["min_p"] = .double(r.sampling.minP)
+            b["repeat_penalty"] = .double(r.sampling.repeatPenalty)
+            b["repetition_penalty"] = .double(r.sampling.repeatPenalty)
             // Speculative decoding is the server's own (llama-server: --spec-type,
             // --draft-max); a request that turns it off says so in the field llama-server
             // reads per request. Servers without it ignore the field.
@@ -350,7 +350,7 @@ extension ModelRequest {
     /// server caches prompts itself), and a GBNF grammar is refused (remote engines take
     /// JSON Schema constraints). Nil: send it.
     func answeredBeforeSending() throws -> GenerationResult? {
-        if maxTokens == 0 {
+        if settings.maxTokens == 0 {
             return GenerationResult(text: "", tokens: [], finishReason: .prompt, stats: GenerationStats(
                 promptTokens: 0, cachedPromptTokens: 0, generatedTokens: 0, queuedMs: 0, firstTokenMs: 0, totalMs: 0))
         }

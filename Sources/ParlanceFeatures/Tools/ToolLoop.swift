@@ -123,12 +123,17 @@ struct ToolLoop {
             // the turn's schema.
             constraint = schema.map { .schema($0) } ?? .none
         }
-        let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: constraint,
-                                   maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
-                                   renderSpecial: !callable.isEmpty, speculative: options.speculative)
+        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, renderSpecial: !callable.isEmpty), constraint: constraint)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)
+    }
+
+    /// One step's settings: the session's sampling, this step's budget, a session's cache
+    /// priority; no draft group, no repeat guard.
+    func stepSettings(_ budget: Int, renderSpecial: Bool) -> GenerationSettings {
+        GenerationSettings(sampling: options.sampling, seed: options.seed, maxTokens: budget, cachePriority: .session,
+                           deterministic: options.deterministic, renderSpecial: renderSpecial, speculative: options.speculative)
     }
 
     /// A step on a model that takes JSON Schema but no grammar (a remote one): the output is
@@ -146,9 +151,7 @@ struct ToolLoop {
         case .schema(let s): alternatives.append(["type": "object", "required": ["answer"], "additionalProperties": false, "properties": ["answer": s]])
         }
         let envelope: JSONValue = alternatives.count == 1 ? alternatives[0] : ["anyOf": .array(alternatives)]
-        let request = ModelRequest(prompt: prompt, options: options.sampling, seed: options.seed, constraint: .schema(envelope),
-                                   maxTokens: budget, cachePriority: .session, deterministic: options.deterministic,
-                                   speculative: options.speculative)
+        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, renderSpecial: false), constraint: .schema(envelope))
         var out = try await Generation.stream(engine, request, structured: false, progress: ctx.progress, part: nil, holdBack: { _ in true })
         let parsed = try? JSONParser.parse(out.text)
         if let calls = parsed?["tool_calls"]?.arrayValue {
