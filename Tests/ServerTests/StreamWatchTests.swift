@@ -68,6 +68,7 @@ final class StreamWatchTests: XCTestCase {
         let answer = StreamWatch(placeholders: false, facts: .init(scope: .segments, sources: ["Ana: the bottle costs 12 euros to ship"], field: "answer"))
         XCTAssertNil(answer.check(#"{"answer": "It costs 12 euros. It"#, delta: ". It"))
         XCTAssertEqual(answer.check(#"{"answer": "It costs 15 euros. It"#, delta: ". It")?.path, "answer")
+        XCTAssertNil(answer.check(#"{"answer": "1. It costs 12 euros [3]. It"#, delta: ". It"), "a list marker and a segment id are not facts")
     }
 
     func testEchoPlaceholderAndLanguageStopTheStream() {

@@ -136,6 +136,20 @@ final class VerifierTests: XCTestCase {
         XCTAssertTrue(copy.issues.contains { $0.code == .degenerate })
     }
 
+    /// Segment ids and list markers point at the transcript: their numbers are not facts the
+    /// answer invents. A number of its own still is.
+    func testSegmentReferencesAndListMarkersAreNotInventedFacts() {
+        for answer in ["They keep twelve hives on three roofs [2].", "1. They keep twelve hives, as segment 2 says.",
+                       "As segments 2 and 4 say, they keep twelve hives on three roofs."] {
+            let v = AnswerVerifier.check(question: "How many hives do they keep?", answer: answer, cited: [2], shown: segments, instructions: [])
+            XCTAssertFalse(v.issues.contains { $0.code == .unsupportedFact }, "\(answer): \(v.issues)")
+        }
+        let invented = AnswerVerifier.check(question: "How many hives do they keep?", answer: "They keep 14 hives on three roofs [2].", cited: [2],
+                                            shown: segments, instructions: [])
+        XCTAssertTrue(invented.issues.contains { $0.code == .unsupportedFact && $0.message.contains("14") }, "\(invented.issues)")
+        XCTAssertEqual(AnswerVerifier.withoutReferences("1. Nine roofs [4], see segments 3-5.\n2) Twelve"), "  Nine roofs  , see  .\n  Twelve")
+    }
+
     func testSayingNotFoundIsRecognised() {
         XCTAssertTrue(AnswerVerifier.check(question: "What did the extractor cost?", answer: "The transcript does not mention the cost.",
                                            cited: [2], shown: segments, instructions: []).saysNotFound)

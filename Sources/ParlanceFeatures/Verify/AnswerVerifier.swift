@@ -1,3 +1,4 @@
+import Foundation
 import ParlanceDocuments
 import ParlanceProtocol
 
@@ -26,6 +27,22 @@ public enum AnswerVerifier {
         segments.map { ($0.speaker ?? "") + " " + $0.text } + [question]
     }
 
+    /// The answer without what points at the transcript instead of stating a fact of it:
+    /// the segment ids the prompt shows ("[4]", "segment 4", "segments 3 and 5") and list
+    /// markers ("1. "). Their numbers are in no segment's text, and were judged invented
+    /// facts: an answer citing "[1]" was stopped and retried, and then declared not found.
+    public static func withoutReferences(_ answer: String) -> String {
+        referencePatterns.reduce(answer) { text, p in
+            p.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: " ")
+        }
+    }
+
+    nonisolated(unsafe) static let referencePatterns = [
+        #"\[\s*\d+(?:\s*[,;–-]\s*\d+)*\s*\]"#,
+        #"(?i)\b(?:segments?|segmentos?|segmenti|seg\.)\s*#?\d+(?:\s*(?:,|and|et|und|y|e|&|to|-|–)\s*\d+)*"#,
+        #"(?m)^\s*\d{1,2}[.)](?=\s)"#,
+    ].map { try! NSRegularExpression(pattern: $0) }
+
     public struct Passages: Sendable {
         public let segments: [Segment]
         let index: BM25Index
@@ -51,7 +68,7 @@ public enum AnswerVerifier {
         if findings.isEmpty, let type = AskStream.AnswerType.figure(askedBy: question), !type.isGiven(in: text) {
             findings.append(Finding(.notAnswered, .notAnswered(type), path: "answer"))
         }
-        let invented = Facts.unsupported(in: text, by: factSources(question: question, segments: passages.segments))
+        let invented = Facts.unsupported(in: withoutReferences(text), by: factSources(question: question, segments: passages.segments))
         if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }
         let answerPassed = findings.isEmpty
         let citations = repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode)

@@ -50,7 +50,8 @@ public struct StreamWatch: Sendable {
             }
             let done = StreamWatch.finishedSentences(text)
             guard !done.isEmpty else { return nil }
-            let judged = repairedAgainst.map { RewriteRepair.repair(done, original: $0, tone: nil, mode: .repair).value } ?? done
+            let judged = scope == .segments ? AnswerVerifier.withoutReferences(done)
+                : repairedAgainst.map { RewriteRepair.repair(done, original: $0, tone: nil, mode: .repair).value } ?? done
             let found = Facts.unsupported(in: judged, by: sources).filter { f in !(f.kind == .name && names.contains { $0.contains(f.text) }) }
             guard !found.isEmpty else { return nil }
             let texts = found.map(\.text)
