@@ -69,6 +69,7 @@ final class StreamWatchTests: XCTestCase {
         XCTAssertNil(answer.check(#"{"answer": "It costs 12 euros. It"#, delta: ". It"))
         XCTAssertEqual(answer.check(#"{"answer": "It costs 15 euros. It"#, delta: ". It")?.path, "answer")
         XCTAssertNil(answer.check(#"{"answer": "1. It costs 12 euros [3]. It"#, delta: ". It"), "a list marker and a segment id are not facts")
+        XCTAssertNil(answer.check(#"{"answer": "1. "#, delta: " "), "a list marker, judged as soon as its mark is followed by a space")
     }
 
     func testEchoPlaceholderAndLanguageStopTheStream() {

@@ -40,7 +40,7 @@ public enum AnswerVerifier {
     nonisolated(unsafe) static let referencePatterns = [
         #"\[\s*\d+(?:\s*[,;–-]\s*\d+)*\s*\]"#,
         #"(?i)\b(?:segments?|segmentos?|segmenti|seg\.)\s*#?\d+(?:\s*(?:,|and|et|und|y|e|&|to|-|–)\s*\d+)*"#,
-        #"(?m)^\s*\d{1,2}[.)](?=\s)"#,
+        #"(?m)^\s*\d{1,2}[.)](?=\s|$)"#,  // at the end too: a stream is judged up to "1."
     ].map { try! NSRegularExpression(pattern: $0) }
 
     public struct Passages: Sendable {
