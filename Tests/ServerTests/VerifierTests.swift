@@ -328,6 +328,8 @@ extension VerifierTests {
         XCTAssertEqual(codes("When did testing start?", "It started on the roof in Leeds."), [.notAnswered])
         XCTAssertEqual(codes("¿Cuántas colmenas hay?", "Hay muchas colmenas en Leeds."), [.notAnswered])
         XCTAssertEqual(codes("Why do they test?", "Because of a bad winter."), [], "other questions ask for no figure")
+        XCTAssertEqual(codes("Who tested the hives when winter came?", "Ana tested the hives in Leeds."), [], "a name is asked; 'when' only places it")
+        XCTAssertEqual(codes("¿Quiénes cocinaban cuando abrió?", "Ana y el anfitrión."), [])
     }
 
     func testRelevantSegmentsFollowAnInterviewersQuestionToItsReply() {

@@ -5,7 +5,8 @@ import ParlanceProtocol
 /// - `asked(by:)`, the evidence's: an amount ("how much does it cost"), a name ("who",
 ///   "which company"), a time ("when") or a quantity ("how many tonnes", "what number");
 /// - `figure(askedBy:)`, the answer check's, coarser: any figure wanted, a quantity ("how
-///   much", "how long", "how often": an amount is a quantity here) or a time; nil for names.
+///   much", "how long", "how often": an amount is a quantity here) or a time; nil for names
+///   (a "when" in a question that asks who is not a time asked for).
 extension AskStream.AnswerType {
     /// The type the question's wording asks for (nil: it does not say).
     public static func asked(by question: String) -> Self? {
@@ -24,7 +25,8 @@ extension AskStream.AnswerType {
     public static func figure(askedBy question: String) -> Self? {
         let q = cueText(question)
         if has(q, quantityCues) { return .quantity }
-        if has(q, timeCues) { return .time }
+        // "Who cooked when it opened?" asks for a name; the time only places it.
+        if has(q, timeCues), !has(q, nameCues) { return .time }
         return nil
     }
 
