@@ -63,12 +63,16 @@ final class PoolTests: XCTestCase {
     }
 
     var hosts: [String] { Self.ports.map { "127.0.0.1:\($0)" } }
+    static let stallTimeout: JSONValue = 120
 
     /// A daemon serving model `p`, a pool of the three servers (quick health checks and
-    /// breaker for the tests), and whatever else `models` adds.
+    /// breaker for the tests), and whatever else `models` adds. The stall timeout is long:
+    /// no test here that uses it waits for one (the stopped-server test sets its own), and
+    /// on a loaded two-core machine a 1,100-token prompt on a one-thread server has gone
+    /// 6 s without a byte.
     func daemon(pool: JSONObject = [:], models: JSONObject = [:]) throws -> Daemon {
         var p: JSONObject = ["endpoints": .array(Self.ports.map { ["url": .string("http://127.0.0.1:\($0)/v1")] }),
-                             "healthCheckSeconds": 0.5, "failureThreshold": 2, "cooldownSeconds": 1, "timeoutSeconds": 6]
+                             "healthCheckSeconds": 0.5, "failureThreshold": 2, "cooldownSeconds": 1, "timeoutSeconds": Self.stallTimeout]
         for (k, v) in pool { p[k] = v }
         var all: JSONObject = ["p": .object(p)]
         for (k, v) in models { all[k] = v }
@@ -224,7 +228,7 @@ final class PoolTests: XCTestCase {
     func testQuestionsOnADocumentStayOnOneEndpointAndCostLessThanRoundRobin() throws {
         try requireServers()
         var rr: JSONObject = ["endpoints": .array(Self.ports.map { ["url": .string("http://127.0.0.1:\($0)/v1")] }), "routing": "roundRobin",
-                              "healthCheckSeconds": 0.5, "timeoutSeconds": 6]
+                              "healthCheckSeconds": 0.5, "timeoutSeconds": Self.stallTimeout]
         rr["failureThreshold"] = 2
         let d = try daemon(models: ["rr": .object(rr)])
         waitForEndpoints(d, "three ready endpoints", allReady)
