@@ -114,6 +114,21 @@ final class VerifierTests: XCTestCase {
         XCTAssertTrue(v.issues.contains { $0.code == .unsupportedCitation && $0.repaired == true })
     }
 
+    func testTheSegmentAnAnswersFactsComeFromIsCited() {
+        let shown = [
+            Segment(id: 1, speaker: "Host", text: "Welcome to the Casa Brasa podcast: today, the story of Casa Brasa."),
+            Segment(id: 2, speaker: "Ana", text: "Casa Brasa is our family restaurant, and I run the kitchen."),
+            Segment(id: 3, speaker: "Ana", text: "We opened the doors on the 3rd of March 2019, after a year of building work."),
+            Segment(id: 4, speaker: "Host", text: "And what is on the menu at Casa Brasa?"),
+        ]
+        let v = AnswerVerifier.check(question: "What date did Casa Brasa start?", answer: "On the 3rd of March 2019.", cited: [],
+                                     shown: shown, instructions: [])
+        XCTAssertTrue(v.citations.contains(3), "the segment holding 3, March and 2019: \(v.citations)")
+        XCTAssertLessThanOrEqual(v.citations.count, 3)
+        // A fact that most segments hold ("Casa Brasa") says nothing of where an answer comes from.
+        XCTAssertNil(AnswerVerifier.factSource(question: "Who runs it?", answer: "Casa Brasa.", passages: .init(shown)))
+    }
+
     func testSupportedCitationIsKept() {
         let v = AnswerVerifier.check(question: "How many hives do they keep?", answer: "They keep twelve hives in Leeds.", cited: [2],
                                      shown: segments, instructions: [])

@@ -46,9 +46,12 @@ public enum AnswerVerifier {
     public struct Passages: Sendable {
         public let segments: [Segment]
         let index: BM25Index
+        /// Each segment's facts (`Facts.extract`'s keys), for `factSource`.
+        let facts: [Set<String>]
         public init(_ segments: [Segment]) {
             self.segments = segments
             index = BM25Index(documents: segments.map { ($0.speaker.map { $0 + " " } ?? "") + $0.text })
+            facts = segments.map { Set(Facts.extract($0.text).map(\.key)) }
         }
     }
 
@@ -160,22 +163,39 @@ public enum AnswerVerifier {
         }
         var findings: [Finding] = []
         if !dropped.isEmpty { findings.append(Finding(.unsupportedCitation, .weakCitations(dropped), path: "citations").acted(.removed, mode)) }
-        // Retrieval's best segments for the question lead; the segment that best supports
-        // the answer and the question follows when it shares a word with the question.
-        var leading = Array(byQuestion.prefix(2))
-        if let best = byAnswer.first?.id, !leading.contains(best), let seg = shown.first(where: { $0.id == best }),
-           !TextChecks.terms(seg.text).isDisjoint(with: questionTerms) {
+        // Retrieval's best segment for the question leads, then the segment the answer's own
+        // figures and names come from, retrieval's second, and the segment that best supports
+        // the answer and the question when it shares a word with the question.
+        var leading = Array(byQuestion.prefix(1))
+        if let source = factSource(question: question, answer: answer, passages: passages) { leading.append(source) }
+        leading += byQuestion.dropFirst().prefix(1)
+        if let best = byAnswer.first?.id, let seg = shown.first(where: { $0.id == best }), !TextChecks.terms(seg.text).isDisjoint(with: questionTerms) {
             leading.append(best)
         }
-        var added: [Int] = []
-        for id in leading.reversed() where !kept.contains(id) {
-            kept.insert(id, at: 0)
-            added.append(id)
-        }
-        let final = Array(kept.prefix(3))
+        leading = leading.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+        let added = leading.filter { !kept.contains($0) }
+        let final = Array((leading + kept.filter { !leading.contains($0) }).prefix(3))
         let addedKept = added.filter(final.contains).sorted()
         if !addedKept.isEmpty { findings.append(Finding(.unsupportedCitation, .uncitedSegments(addedKept), path: "citations").acted(.added, mode)) }
         return Repaired(mode == .repair ? final.sorted() : cited, findings: findings)
+    }
+
+    /// The shown segment the answer's own facts come from: the one holding the most of its
+    /// numbers and names that the question does not give, counting only facts that at most
+    /// two shown segments hold (a speaker's name or a "1" says nothing of where an answer
+    /// comes from). nil when no fact of the answer is that distinctive.
+    static func factSource(question: String, answer: String, passages: Passages) -> Int? {
+        let asked = Set(Facts.extract(question).map(\.key))
+        let facts = Facts.extract(withoutReferences(answer)).filter { !asked.contains($0.key) }
+        guard !facts.isEmpty else { return nil }
+        var counts: [Int: Int] = [:]
+        for f in facts {
+            let holders = passages.segments.indices.filter { passages.facts[$0].contains(f.key) }
+            guard holders.count <= 2 else { continue }
+            for i in holders { counts[passages.segments[i].id, default: 0] += 1 }
+        }
+        // The most facts; at equal counts the earlier segment.
+        return counts.max { a, b in a.value < b.value || a.value == b.value && a.key > b.key }?.key
     }
 
     /// The answer says the document does not answer the question.
