@@ -233,9 +233,7 @@ final class AnalysisTests: XCTestCase {
 /// analysis, grounding against the generated cues, the cache, and document/change.
 final class LongAnalysisTests: XCTestCase {
     func testLongTranscriptEndToEnd() throws {
-        // An 8,192-token context: the same map and reduce over half as many parts (each part's
-        // notes are one generation; at the default 4,096 the map made 22 and took 335 s).
-        let d = try Daemon(args: ["--ctx", "8192"])
+        let d = try Daemon()
         _ = d.initialize()
         let uri = "file:///generated/long.srt"
         let srt = LongTranscript.srt()

@@ -45,12 +45,10 @@ final class ReproducibilityTests: XCTestCase {
         return d
     }
 
-    /// Other requests on another document: one attempt each and short outputs (what they
-    /// change is the cache and the batch, not how long they run).
     var otherWork: [(String, JSONValue)] {
         ["Who inspects the frames?", "What happens at high tide?", "What does the grandmaster sacrifice?"].map {
-            ("ask/stream", ["uri": .string(Self.other), "question": .string($0), "maxTokens": 64, "maxAttempts": 1])
-        } + [("analysis/summarize", ["uri": .string(Self.other), "maxTokens": 128, "maxAttempts": 1])]
+            ("ask/stream", ["uri": .string(Self.other), "question": .string($0)])
+        } + [("analysis/summarize", ["uri": .string(Self.other)])]
     }
 
     func testSameRequestsGiveTheSameOutputFreshAfterOtherWorkAndUnderLoad() throws {
