@@ -67,12 +67,15 @@ final class StormAndSoakTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(schemas.count, 28)
         var counts: [String: Int] = [:]
+        var seconds: [String: TimeInterval] = [:]
         var peak = (documents: 0, analyses: 0)
 
         /// One request; its result must validate (or its error carry `code`).
         @discardableResult func send(_ method: String, _ params: JSONValue? = nil, error code: Int? = nil) -> JSONValue? {
             counts[method.hasPrefix("nope/") ? "nope/*" : method, default: 0] += 1  // unknown methods count as one
+            let t0 = Date()
             let r = d.call(method, params)
+            seconds[method.hasPrefix("nope/") ? "nope/*" : method, default: 0] += Date().timeIntervalSince(t0)
             if let code {
                 XCTAssertEqual(r.errorCode, code, "\(method): \(r)")
                 XCTAssertFalse((r["error"]?["message"]?.stringValue ?? "").isEmpty, "\(method): error without a message")
@@ -158,6 +161,7 @@ final class StormAndSoakTests: XCTestCase {
         let sent = counts.values.reduce(0, +)
         print("soak: \(sent) requests (\(total) after a \(warmUp)-request warm-up) over \(counts.count) methods; RSS \(warm >> 20) MB -> \(after >> 20) MB "
               + "(growth \(growth >> 10) KB); peak cache bytes: documents \(peak.documents)/\(documentLimit), analyses \(peak.analyses)/\(analysisLimit)")
+        print("soak: seconds by method: " + seconds.sorted { $0.value > $1.value }.prefix(8).map { "\($0.key) \(String(format: "%.1f", $0.value))" }.joined(separator: ", "))
         XCTAssertLessThanOrEqual(growth, 10 << 20, "RSS grew \(growth >> 20) MB")
         XCTAssertGreaterThan(peak.analyses, analysisLimit / 2, "the soak never filled the analysis cache, so its limit went untested")
         let engine = try XCTUnwrap(d.call("model/status").result?["engine"])
