@@ -51,7 +51,8 @@ final class Scheduler: @unchecked Sendable {
     }
     private let inbox: Mutex<Inbox>   // guards submissions, stop, and the published stats snapshot
     private let wake = NSCondition()  // signalled on submit/cancel/stop
-    /// Ids of jobs in the batch being decoded now, so a cancel can abort that decode.
+    /// Ids of jobs with a prompt chunk in the batch being decoded now, so a cancel of one can
+    /// abort that decode.
     let inFlight = Mutex<Set<UInt64>>([])
 
     // Engine-thread state.

@@ -13,6 +13,10 @@ extension Scheduler {
         var draftIndices: [Int32] = []
     }
 
+    /// The fewest tokens of one job in a batch for a cancel of that job to abort the decode
+    /// (a prompt chunk; a generated token with its draft is fewer).
+    static let abortableTokens = 32
+
     /// Composes this step's batch, decodes it and applies its results.
     func step() {
         guard let entries = composeBatch(), decodeBatch(entries) else { return }
@@ -105,12 +109,17 @@ extension Scheduler {
     /// results are to be applied; after a failure its sequences are rolled back (no KV
     /// slot, aborted) or end with an error (any other return code).
     private func decodeBatch(_ entries: [Entry]) -> Bool {
-        inFlight.withLock { s in s = Set(entries.map { $0.job.id }) }
+        // Only a job with a prompt chunk in the batch aborts it when cancelled: for a token or
+        // a draft, aborting saves nothing and throws away every other sequence's step (a
+        // variation stopped as it streams cost its three siblings theirs, with llama.cpp
+        // logging a failed decode each time).
+        let abortable = entries.filter { $0.count >= Self.abortableTokens }
+        inFlight.withLock { s in s = Set(abortable.map { $0.job.id }) }
         // The abort flag is set for this decode alone: a cancel that landed before the flag
         // was armed still aborts it, and a late `setAbort(true)` meant for the previous decode
         // (a cancel that saw its job in flight just before the flag was cleared) is dropped;
         // left set, it aborted every later decode at once, forever.
-        ctx.setAbort(entries.contains(where: { $0.job.isCancelled }) || stopRequested)
+        ctx.setAbort(abortable.contains(where: { $0.job.isCancelled }) || stopRequested)
         let started = ContinuousClock.now
         let rc = ctx.decode(batch)
         if rc == 0 {

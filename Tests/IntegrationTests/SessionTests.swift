@@ -169,6 +169,29 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(engine["freeSlots"], engine["sequenceSlots"])
     }
 
+    /// A generation cancelled while another streams beside it (as a variation stopped by its
+    /// stream watch): the decode in flight is not aborted, so the other's step is kept and
+    /// llama.cpp logs no failed decode. Its own daemon: the stderr read is this test's alone.
+    func testCancellingOneOfTwoGenerationsDoesNotAbortTheBatch() throws {
+        let own = try DaemonProcess()
+        _ = own.initialize()
+        func start(_ prompt: String, _ token: String, _ maxTokens: Int) -> Int {
+            let sid = own.call("session/create", ["instructions": "You tell very long stories."]).result?["sessionId"] ?? .null
+            return own.start("session/respond", ["sessionId": sid, "prompt": .string(prompt), "workDoneToken": .string(token),
+                                                 "options": ["maxTokens": .int(maxTokens), "temperature": 0]])
+        }
+        let kept = start("Tell a long story about a whale.", "kept", 48)
+        let stopped = start("Tell a long story about a fox.", "stopped", 400)
+        for token in ["kept", "stopped"] {
+            XCTAssertNotNil(own.waitFor { $0["method"] == "$/progress" && $0["params"]?["token"] == .string(token) && $0["params"]?["value"]?["delta"] != nil },
+                            "\(token) streamed nothing")
+        }
+        own.notify("$/cancelRequest", ["id": .int(stopped)])
+        XCTAssertEqual(own.response(stopped)?.errorCode, -32800)
+        XCTAssertNotNil(own.response(kept)?.result)
+        XCTAssertFalse(own.stderrText.contains("failed to decode"), "a cancel aborted the batch: \(own.stderrText.suffix(600))")
+    }
+
     func testEightConcurrentRequestsAllComplete() throws {
         let ids = (0..<8).map { i in
             d.start("session/respond", ["sessionId": .string(create()), "prompt": .string("Say something about the number \(i)."),
