@@ -13,7 +13,9 @@ import Synchronization
 public actor AnalysisCache {
     /// Raised whenever the checks and repairs change what a result holds.
     /// 5: the rewrite, list and answer checks of round two.
-    public static let checksVersion = 5
+    /// 6: round three: an answer cites the segment its facts come from (an answer cached
+    /// before it kept its old citations).
+    public static let checksVersion = 6
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.
