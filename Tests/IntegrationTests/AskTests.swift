@@ -55,6 +55,12 @@ final class AskTests: XCTestCase {
         XCTAssertTrue(["low", "medium", "high"].contains(first["confidence"]?.stringValue ?? ""))
         XCTAssertNotNil(first["relatedTopics"]?.arrayValue)
         assertCitationsGrounded(first)
+        if first["verification"]?["fallback"] == nil {
+            // The model's own answer is written under its grammar: one paragraph of prose, not
+            // JSON and not a transcript line continued.
+            let answer = first["answer"]?.stringValue ?? ""
+            XCTAssertFalse(answer.contains("\n") || answer.contains("{") || answer.contains("}"), answer)
+        }
         if let cites = first["citations"]?.arrayValue, !cites.isEmpty {
             XCTAssertNotNil(first["timestamp"]?.stringValue)
         } else {

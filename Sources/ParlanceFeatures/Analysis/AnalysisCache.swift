@@ -15,7 +15,8 @@ public actor AnalysisCache {
     /// 5: the rewrite, list and answer checks of round two.
     /// 6: round three: an answer cites the segment its facts come from (an answer cached
     /// before it kept its old citations).
-    public static let checksVersion = 6
+    /// 7: an answer is written as prose, then its fields (a cached answer was JSON).
+    public static let checksVersion = 7
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

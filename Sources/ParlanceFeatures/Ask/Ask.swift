@@ -42,22 +42,33 @@ public enum Ask {
     /// Tokens of transcript shown for a first question.
     static let retrievalBudget = 1200
 
-    static let task = """
-        Answer the question from the transcript only. Give answer (a few sentences), citations (the [id]s of the \
-        lines that support it), confidence (low, medium or high) and relatedTopics (up to 4 short topics).
-        """
+    /// The answer's task: plain prose, where a small model writes it best (inside a JSON
+    /// string it continues the task line, copies a transcript line or writes log timestamps).
+    static let task = "Answer the question from the transcript only, in one to three plain sentences."
 
-    static func schema(ids: [Int], maxTokens: Int) -> JSONValue {
+    /// The fields' task, once the answer is written: the answer is in the prompt.
+    static let fieldsTask = "Give citations (the [id]s of the transcript lines that support this answer) and relatedTopics (up to 4 short topics)."
+
+    /// The answer is one paragraph of prose: no line break (a transcript line continued)
+    /// and no brace (JSON imitated). Local engines only. (Ruling out the openings that copy
+    /// the prompt, "Transcript: [1] …" or a line's "Sam: …", was tried: the model then
+    /// wrote "Transcribed from the original text: Sam: …", which no check caught, where the
+    /// copy it would have written fails the checks and is retried or quoted instead.)
+    static let answerGrammar = #"root ::= [^\n{}]+"#
+
+    /// Tokens the answer may take: a few sentences.
+    static let answerTokens = 120
+
+    /// The fields generated after the answer.
+    static func fieldsSchema(ids: [Int]) -> JSONValue {
         let cite: JSONValue = ids.isEmpty ? ["type": "integer", "enum": [0]] : ["type": "integer", "enum": .array(ids.map { .int($0) })]
         return [
             "type": "object",
             "properties": [
-                "answer": ["type": "string", "minLength": 1, "maxLength": .int(min(300, maxTokens * 2))],
                 "citations": ["type": "array", "items": cite, "maxItems": ids.isEmpty ? 0 : 3],
-                "confidence": ["type": "string", "enum": ["low", "medium", "high"]],
                 "relatedTopics": ["type": "array", "items": ["type": "string", "minLength": 2, "maxLength": 40], "maxItems": 4],
             ],
-            "required": ["answer", "citations", "confidence", "relatedTopics"],
+            "required": ["citations", "relatedTopics"],
             "additionalProperties": false,
         ]
     }
@@ -128,27 +139,38 @@ public enum Ask {
         return "\u{201C}\(s.text)\u{201D}" + (about.isEmpty ? "" : " (\(about.joined(separator: ", ")))")
     }
 
-    /// Streams the answer's text: each report's `delta` becomes the new characters of the
-    /// JSON's `answer` string (the structured `partial` is kept). Deltas concatenate to
-    /// the final answer.
+    /// Streams the answer's text as the model writes it, without its leading and trailing
+    /// white space (white space is held until text follows it), so the deltas concatenate to
+    /// the answer returned.
     static func answerStream(_ outer: ProgressReporter) -> ProgressReporter {
         guard outer.isActive else { return outer }
-        let state = Locked((raw: "", sent: ""))
+        let held = Locked((started: false, pending: ""))
         return ProgressReporter(token: outer.token) { v in
             guard case .object(var params) = v, case .object(var value)? = params["value"], let d = value["delta"]?.stringValue else {
                 return outer.send(v)
             }
-            let delta: String? = state.withLock { st in
-                st.raw += d
-                // Inside an escape the partial string is not final yet: wait for the next token.
-                let trailing = st.raw.reversed().prefix { $0 == "\\" }.count
-                guard trailing % 2 == 0, let answer = value["partial"]?["answer"]?.stringValue,
-                      answer.hasPrefix(st.sent), answer.count > st.sent.count else { return nil }
-                let new = String(answer.dropFirst(st.sent.count))
-                st.sent = answer
-                return new
+            let delta: String? = held.withLock { st in
+                var text = st.pending + d
+                if !st.started { text = String(text.drop { $0.isWhitespace }) }
+                let body = text.reversed().drop { $0.isWhitespace }
+                st.pending = String(text.suffix(text.count - body.count))
+                guard !body.isEmpty else { return nil }
+                st.started = true
+                return String(body.reversed())
             }
             value["delta"] = delta.map { .string($0) }
+            params["value"] = .object(value)
+            outer.send(.object(params))
+        }
+    }
+
+    /// Reports without text: the fields' generation streams no delta (the answer streamed).
+    static func withoutText(_ outer: ProgressReporter) -> ProgressReporter {
+        guard outer.isActive else { return outer }
+        return ProgressReporter(token: outer.token) { v in
+            guard case .object(var params) = v, case .object(var value)? = params["value"] else { return outer.send(v) }
+            value["delta"] = nil
+            value["partial"] = nil
             params["value"] = .object(value)
             outer.send(.object(params))
         }

@@ -30,9 +30,11 @@ extension Ask {
         } else if verify, answers, !checked.passed || saysNotFound {
             decision = quoted(decision, best: best, turn: turn, shown: shown, evidence: evidence, input: input, ctx: ctx)
         }
-        if decision.outcome == .answered, decision.verification.fallback == nil, best.attempt != decision.verification.attempts {
-            // An earlier attempt was better than the last one streamed: stream its answer again.
-            ctx.progress(.init(kind: .report, message: "attempt \(best.attempt) kept", phase: .verifying, delta: decision.answer,
+        if decision.outcome == .answered, decision.verification.fallback == nil, best.attempt != decision.verification.attempts || best.cut {
+            // An earlier attempt was better than the last one streamed, or the answer was cut
+            // at its last finished sentence: stream it again.
+            let why = best.attempt != decision.verification.attempts ? "attempt \(best.attempt) kept" : "the answer ends at its last finished sentence"
+            ctx.progress(.init(kind: .report, message: why, phase: .verifying, delta: decision.answer,
                                attempt: best.attempt, restart: true))
         }
         if decision.outcome == .notFound {
@@ -81,12 +83,12 @@ extension Ask {
     /// exchange; the result.
     static func record(_ d: Decision, best: Attempted, turn: inout Turn, meta: Meta, usage: Usage, session s: inout SessionState) -> AskStream.Result {
         let out = best.out
-        if d.answer == out.json?["answer"]?.stringValue ?? "" {
+        if d.answer == out.json?["answer"]?.stringValue ?? "", !best.cut {
             s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, out.text)]
             s.history = out.prompt.tokens + out.tokens
         } else {
-            // The answer returned replaced the model's: the conversation goes on from what the
-            // user was given (re-rendered next turn), not from the model's failed text.
+            // The answer returned replaced the model's (or is its text cut short): the
+            // conversation goes on from what the user was given (re-rendered next turn), not from the model's failed text.
             s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, JSONValue.object(["answer": .string(d.answer)]).serialized())]
             s.history = []
         }

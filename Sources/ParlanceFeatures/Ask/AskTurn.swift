@@ -37,6 +37,8 @@ extension Ask {
         var ids: [Int]
         var prompt: ModelPrompt
         var userContent: String
+        /// The user's message with another task after the question (the fields' task).
+        var content: @Sendable (_ task: String) -> String
         var retrieval: AskStream.Retrieval
         /// The question's terms found in the document (the first answerability feature).
         var coverage: Double
@@ -48,6 +50,9 @@ extension Ask {
         var user: String
         var verdict: Repaired<AnswerVerifier.Verdict>
         var attempt: Int
+        /// The answer is the output cut at its last finished sentence (`maxTokens` ended it
+        /// in the middle of one): it differs from what streamed.
+        var cut = false
     }
 
     /// What the question gets: the model's answer (its citations checked), not found (the
@@ -145,33 +150,34 @@ extension Ask {
         guard sel.found else { return .nothing(retrieval) }
         let shownNow = whole ? input.transcript.segments : sel.segments
         let body = whole ? input.promptText : Retrieval.render(sel.segments)
-        let taskText = "Question: \(turn.question)\n\(task)"
+        let question = "Question: \(turn.question)\n"
         var prompt: ModelPrompt
-        var userContent: String
+        var content: @Sendable (String) -> String
         if s.turns.isEmpty {
-            let messages = AnalysisPrompt.messages(input, body: body, task: taskText)
-            userContent = messages[1].content
-            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+            content = { [input] in AnalysisPrompt.messages(input, body: body, task: question + $0)[1].content }
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, content(task))])
         } else {
             let more = shownNow.isEmpty ? "" : "More of the transcript:\n\(body)\n\n---\n"
-            userContent = "\(more)Follow-up \(taskText) Write in \(input.languageName)."
-            prompt = Sessions.prompt(for: s, adding: userContent, engine: engine)
+            content = { [languageName = input.languageName] in "\(more)Follow-up \(question)\($0) Write in \(languageName)." }
+            prompt = Sessions.prompt(for: s, adding: content(task), engine: engine)
         }
         turn.convo.shown.formUnion(shownNow.map(\.id))
         if prompt.count + options.maxTokens > engine.contextSize {
             let fresh = await Retrieval.select(query, coverageQuery: query, input: input, excluding: [],
                                                budget: min(qa.input, Ask.retrievalBudget), tokenCount: engine.countTokens)
             let earlier = turn.convo.exchanges.suffix(3).map { "Q: \($0.question)\nA: \($0.answer)" }.joined(separator: "\n")
-            let messages = AnalysisPrompt.messages(input, body: Retrieval.render(fresh.segments), task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
-            userContent = messages[1].content
+            let freshBody = Retrieval.render(fresh.segments)
+            content = { [input] in
+                AnalysisPrompt.messages(input, body: freshBody, task: "Earlier in this conversation:\n\(earlier)\n\n\(question)\($0)")[1].content
+            }
             s.turns = []
             s.history = []
-            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, content(task))])
             turn.convo.shown = Set(fresh.segments.map(\.id))
         }
         let ids = turn.convo.shown.sorted()
         retrieval.segmentsUsed = ids
-        return .shown(Shown(segments: ids.compactMap { input.segment($0) }, ids: ids, prompt: prompt, userContent: userContent,
+        return .shown(Shown(segments: ids.compactMap { input.segment($0) }, ids: ids, prompt: prompt, userContent: content(task), content: content,
                             retrieval: retrieval, coverage: sel.coverage))
     }
 
@@ -200,34 +206,73 @@ extension Ask {
         return f
     }
 
-    /// The model's attempts, each checked against the segments shown; later attempts add a
-    /// stricter last line to the same prompt (the transcript before it stays cached).
+    /// The model's attempts at the answer, as plain prose, each checked against the segments
+    /// shown; later attempts add a stricter last line to the same prompt (the transcript
+    /// before it stays cached). Then, for the answer kept, its fields (`fields`).
     static func generate(_ turn: Turn, shown: Shown, engine: any LanguageModel, options: ResolvedOptions, attempts: Attempts, session s: SessionState,
                          ctx: RequestContext) async throws -> (best: Attempted, checked: Verification, usage: Usage) {
-        let instructions = [task, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
+        let instructions = [task, fieldsTask, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
         let passages = AnswerVerifier.Passages(shown.segments)
-        let schema = schema(ids: shown.ids, maxTokens: options.maxTokens)
         var usage = Usage.zero
-        // With verify on, an answer that starts to loop or echo the prompt is stopped as it streams.
-        let watch = attempts.verify ? StreamWatch(instructions: instructions, source: turn.question + "\n" + shown.userContent, placeholders: false,
-                                                   facts: .init(scope: .segments, sources: AnswerVerifier.factSources(question: turn.question, segments: shown.segments),
-                                                                field: "answer")) : nil
+        // With verify on, an answer that starts to loop, echo the prompt or invent a fact is stopped as it streams.
+        let watch = attempts.verify ? StreamWatch(instructions: instructions, source: turn.question + "\n" + shown.userContent,
+                                                   facts: .init(scope: .segments, sources: AnswerVerifier.factSources(question: turn.question, segments: shown.segments)))
+            : nil
+        var o = options
+        o.maxTokens = min(options.maxTokens, answerTokens)
+        let grammar = engine.acceptsGrammar ? answerGrammar : nil
         let (best, checked) = try await attempts.run(progress: ctx.progress, { attempt in
-            var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)
             let user = attempt == 1 ? shown.userContent : shown.userContent + "\n" + stricter
             let tokens = attempt == 1 ? shown.prompt
                 : s.turns.isEmpty ? engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
                 : Sessions.prompt(for: s, adding: user, engine: engine)
-            let out = try await Generation.run(engine, prompt: tokens, schema: schema, options: o, cachePriority: .session,
-                                               progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...99 : 99...99, expectedChars: 500)), watch: watch)
+            var out = try await Generation.run(engine, prompt: tokens, grammar: grammar,
+                                               options: o, cachePriority: .session,
+                                               progress: answerStream(ctx.progress.scaled(attempt == 1 ? 10...95 : 95...95, expectedChars: 300)),
+                                               watch: watch)
             usage = usage + out.usage
-            let d = out.json ?? [:]
-            let verdict = AnswerVerifier.check(question: turn.question, answer: d["answer"]?.stringValue ?? "",
-                                               cited: d["citations"]?.arrayValue?.compactMap(\.intValue) ?? [], passages: passages, instructions: instructions,
+            var answer = out.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let finished = StreamWatch.finishedSentences(answer + " ").trimmingCharacters(in: .whitespaces)
+            let cut = out.finishReason == .length && !finished.isEmpty && finished != answer
+            if cut { answer = finished }
+            out.json = ["answer": .string(answer), "citations": [], "relatedTopics": []]
+            // The answer's own checks; its citations are judged once the fields are written.
+            let verdict = AnswerVerifier.check(question: turn.question, answer: answer, cited: [], passages: passages, instructions: instructions,
                                                mode: attempts.mode)
-            return Attempted(out: out, user: user, verdict: verdict, attempt: attempt)
-        }, check: { (a: Attempted) -> [Finding] in (a.out.stoppedBy.map { [$0] } ?? []) + a.verdict.findings })
-        return (best, checked, usage)
+            return Attempted(out: out, user: user, verdict: verdict, attempt: attempt, cut: cut)
+        }, check: { (a: Attempted) -> [Finding] in (a.out.stoppedBy.map { [$0] } ?? []) + a.verdict.findings.filter { $0.path != "citations" } })
+        guard best.out.stoppedBy == nil, !attempts.verify || (checked.passed && !best.verdict.saysNotFound) else { return (best, checked, usage) }
+        // Only an answer that may be returned gets its fields.
+        var kept = best
+        var verification = checked
+        let fields = try await Self.fields(of: best, turn: turn, shown: shown, engine: engine, options: options, session: s, ctx: ctx)
+        usage = usage + fields.usage
+        let d = fields.json ?? [:]
+        let answer = best.out.json?["answer"]?.stringValue ?? ""
+        let cited = d["citations"]?.arrayValue?.compactMap(\.intValue) ?? []
+        kept.out.json = ["answer": .string(answer), "citations": .array(cited.map { .int($0) }), "relatedTopics": d["relatedTopics"] ?? []]
+        kept.verdict = AnswerVerifier.check(question: turn.question, answer: answer, cited: cited, passages: passages, instructions: instructions,
+                                            mode: attempts.mode)
+        let findings = kept.verdict.findings
+        verification.issues = findings.map(\.issue)
+        verification.passed = !findings.contains(where: \.isOpen)
+        return (kept, verification, usage)
+    }
+
+    /// The answer's fields, `citations` (of the segments shown) and `relatedTopics`,
+    /// generated under their schema with the answer written into the prompt: the prompt
+    /// shares the answer's up to its question, so only the rest is evaluated.
+    static func fields(of best: Attempted, turn: Turn, shown: Shown, engine: any LanguageModel, options: ResolvedOptions, session s: SessionState,
+                       ctx: RequestContext) async throws -> Generated {
+        let answer = best.out.json?["answer"]?.stringValue ?? ""
+        let user = shown.content("Answer: \(answer)\n\(fieldsTask)")
+        let prompt = s.turns.isEmpty ? engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
+            : Sessions.prompt(for: s, adding: user, engine: engine)
+        var o = options
+        o.seed = Attempts.seed(options.seed, attempt: best.attempt)
+        o.maxTokens = min(options.maxTokens, 80)
+        return try await Generation.run(engine, prompt: prompt, schema: fieldsSchema(ids: shown.ids), options: o, cachePriority: .session,
+                                        progress: withoutText(ctx.progress.scaled(96...99)))
     }
 }
