@@ -5,9 +5,9 @@ import ParlanceEngine
 import ParlanceJSON
 import ParlanceProtocol
 
-/// `ask/stream`: retrieval (BM25) picks the segments to show, the model answers in JSON
-/// whose `citations` the grammar limits to ids of segments it was shown, the answer text
-/// streams as `$/progress` deltas, and the conversation lives in a session (the seed's
+/// `ask/stream`: retrieval (BM25) picks the segments to show, the model writes its answer as
+/// prose (streamed as `$/progress` deltas), then the answer's `citations`, which the
+/// grammar limits to ids of segments it was shown, and the conversation lives in a session (the seed's
 /// chained `previous_response_id`): a follow-up appends only its new tokens to the
 /// session's KV history.
 public enum Ask {
