@@ -46,8 +46,8 @@ public enum Ask {
     /// string it continues the task line, copies a transcript line or writes log timestamps).
     static let task = "Answer the question from the transcript only, in one to three plain sentences."
 
-    /// The fields' task, once the answer is written: the answer is in the prompt.
-    static let fieldsTask = "Give citations (the [id]s of the transcript lines that support this answer) and relatedTopics (up to 4 short topics)."
+    /// The fields' task: the user's next turn, once the model has answered.
+    static let fieldsTask = "Give citations (the [id]s of the transcript lines that support your answer) and relatedTopics (up to 4 short topics)."
 
     /// The answer is one paragraph of prose: no line break (a transcript line continued)
     /// and no brace (JSON imitated). Local engines only. (Ruling out the openings that copy

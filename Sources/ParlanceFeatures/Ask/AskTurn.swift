@@ -37,8 +37,6 @@ extension Ask {
         var ids: [Int]
         var prompt: ModelPrompt
         var userContent: String
-        /// The user's message with another task after the question (the fields' task).
-        var content: @Sendable (_ task: String) -> String
         var retrieval: AskStream.Retrieval
         /// The question's terms found in the document (the first answerability feature).
         var coverage: Double
@@ -150,34 +148,33 @@ extension Ask {
         guard sel.found else { return .nothing(retrieval) }
         let shownNow = whole ? input.transcript.segments : sel.segments
         let body = whole ? input.promptText : Retrieval.render(sel.segments)
-        let question = "Question: \(turn.question)\n"
+        let taskText = "Question: \(turn.question)\n\(task)"
         var prompt: ModelPrompt
-        var content: @Sendable (String) -> String
+        var userContent: String
         if s.turns.isEmpty {
-            content = { [input] in AnalysisPrompt.messages(input, body: body, task: question + $0)[1].content }
-            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, content(task))])
+            let messages = AnalysisPrompt.messages(input, body: body, task: taskText)
+            userContent = messages[1].content
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
         } else {
             let more = shownNow.isEmpty ? "" : "More of the transcript:\n\(body)\n\n---\n"
-            content = { [languageName = input.languageName] in "\(more)Follow-up \(question)\($0) Write in \(languageName)." }
-            prompt = Sessions.prompt(for: s, adding: content(task), engine: engine)
+            userContent = "\(more)Follow-up \(taskText) Write in \(input.languageName)."
+            prompt = Sessions.prompt(for: s, adding: userContent, engine: engine)
         }
         turn.convo.shown.formUnion(shownNow.map(\.id))
         if prompt.count + options.maxTokens > engine.contextSize {
             let fresh = await Retrieval.select(query, coverageQuery: query, input: input, excluding: [],
                                                budget: min(qa.input, Ask.retrievalBudget), tokenCount: engine.countTokens)
             let earlier = turn.convo.exchanges.suffix(3).map { "Q: \($0.question)\nA: \($0.answer)" }.joined(separator: "\n")
-            let freshBody = Retrieval.render(fresh.segments)
-            content = { [input] in
-                AnalysisPrompt.messages(input, body: freshBody, task: "Earlier in this conversation:\n\(earlier)\n\n\(question)\($0)")[1].content
-            }
+            let messages = AnalysisPrompt.messages(input, body: Retrieval.render(fresh.segments), task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
+            userContent = messages[1].content
             s.turns = []
             s.history = []
-            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, content(task))])
+            prompt = engine.render([ChatMessage(.system, AnalysisPrompt.system), messages[1]])
             turn.convo.shown = Set(fresh.segments.map(\.id))
         }
         let ids = turn.convo.shown.sorted()
         retrieval.segmentsUsed = ids
-        return .shown(Shown(segments: ids.compactMap { input.segment($0) }, ids: ids, prompt: prompt, userContent: content(task), content: content,
+        return .shown(Shown(segments: ids.compactMap { input.segment($0) }, ids: ids, prompt: prompt, userContent: userContent,
                             retrieval: retrieval, coverage: sel.coverage))
     }
 
@@ -246,9 +243,14 @@ extension Ask {
         // Only an answer that may be returned gets its fields.
         var kept = best
         var verification = checked
-        let fields = try await Self.fields(of: best, turn: turn, shown: shown, engine: engine, options: options, session: s, ctx: ctx)
-        usage = usage + fields.usage
-        let d = fields.json ?? [:]
+        var d: JSONValue = [:]
+        do {
+            let fields = try await Self.fields(of: best, shown: shown, engine: engine, options: options, ctx: ctx)
+            usage = usage + fields.usage
+            d = fields.json ?? [:]
+        } catch let e as ResponseError where e.data?["error"] == "decodingFailure" {
+            // The fields never matched their schema: the answer stands, cited as the repair finds.
+        }
         let answer = best.out.json?["answer"]?.stringValue ?? ""
         let cited = d["citations"]?.arrayValue?.compactMap(\.intValue) ?? []
         kept.out.json = ["answer": .string(answer), "citations": .array(cited.map { .int($0) }), "relatedTopics": d["relatedTopics"] ?? []]
@@ -261,14 +263,14 @@ extension Ask {
     }
 
     /// The answer's fields, `citations` (of the segments shown) and `relatedTopics`,
-    /// generated under their schema with the answer written into the prompt: the prompt
-    /// shares the answer's up to its question, so only the rest is evaluated.
-    static func fields(of best: Attempted, turn: Turn, shown: Shown, engine: any LanguageModel, options: ResolvedOptions, session s: SessionState,
-                       ctx: RequestContext) async throws -> Generated {
+    /// generated under their schema as the next turn of the answer's own conversation: the
+    /// prompt is the answer's prompt and tokens (in the cache already) and a short user turn,
+    /// so only that turn is evaluated, on the endpoint that wrote the answer.
+    static func fields(of best: Attempted, shown: Shown, engine: any LanguageModel, options: ResolvedOptions, ctx: RequestContext) async throws -> Generated {
         let answer = best.out.json?["answer"]?.stringValue ?? ""
-        let user = shown.content("Answer: \(answer)\n\(fieldsTask)")
-        let prompt = s.turns.isEmpty ? engine.render([ChatMessage(.system, AnalysisPrompt.system), ChatMessage(.user, user)])
-            : Sessions.prompt(for: s, adding: user, engine: engine)
+        let messages = best.out.prompt.messages + [ChatMessage(.assistant, best.cut ? answer : best.out.text), ChatMessage(.user, fieldsTask)]
+        // A cut answer is not the tokens generated: it is rendered again (its prompt still shares the cache).
+        let prompt = engine.render(messages, history: best.cut ? nil : best.out.prompt.tokens + best.out.tokens, after: messages.count - 2)
         var o = options
         o.seed = Attempts.seed(options.seed, attempt: best.attempt)
         o.maxTokens = min(options.maxTokens, 80)
