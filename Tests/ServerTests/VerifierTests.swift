@@ -149,6 +149,17 @@ final class VerifierTests: XCTestCase {
         // Copying a line unrelated to the question is not an answer.
         let copy = AnswerVerifier.check(question: "How often are mites counted?", answer: segments[0].text, cited: [1], shown: segments, instructions: [])
         XCTAssertTrue(copy.issues.contains { $0.code == .degenerate })
+        // ... with its speaker or "Transcript:" before it, or cut, or run on into the next line.
+        for copied in ["Host: Welcome back to Rooftop Hives, I'm here with Ana.", "Transcript: Host: Welcome back to Rooftop Hives, I'm here",
+                       "Welcome back to Rooftop Hives, I'm here with Ana. We keep twelve hives"] {
+            let v = AnswerVerifier.check(question: "How often are mites counted?", answer: copied, cited: [1], shown: segments, instructions: [])
+            XCTAssertTrue(v.issues.contains { $0.code == .degenerate && $0.message.contains("copies segment 1") }, "\(copied): \(v.issues)")
+        }
+        // A short answer that a line opens with, or a line that shares the question's words, is not a copy.
+        for answer in ["Welcome back.", "Ana: We keep twelve hives on three roofs in Leeds."] {
+            let v = AnswerVerifier.check(question: "How many hives do they keep?", answer: answer, cited: [2], shown: segments, instructions: [])
+            XCTAssertFalse(v.issues.contains { $0.message.contains("copies segment") }, "\(answer): \(v.issues)")
+        }
     }
 
     /// Segment ids and list markers point at the transcript: their numbers are not facts the

@@ -96,11 +96,22 @@ public enum AnswerVerifier {
             return .answerFragment(String(first))
         } else if repeatsQuestion(text, question) {
             return .answerRepeatsQuestion
-        } else if let copied = shown.first(where: { TextChecks.normalized($0.text) == TextChecks.normalized(text) }),
-                  TextChecks.terms(copied.text).isDisjoint(with: TextChecks.terms(question)) {
+        } else if let copied = shown.first(where: { copies(text, $0) }), TextChecks.terms(copied.text).isDisjoint(with: TextChecks.terms(question)) {
             return .answerCopiesSegment(copied.id)
         }
         return nil
+    }
+
+    /// The answer is the segment's line copied: its text whole, or its opening (six words or
+    /// more), or the whole line and more after it; what a transcript line starts with may
+    /// come first (its id, its time, its speaker, "Transcript").
+    static func copies(_ answer: String, _ segment: Segment) -> Bool {
+        let line = TextChecks.normalized(segment.text)
+        let label = Set(TextChecks.normalized(segment.speaker ?? "").split(separator: " ").map(String.init) + ["transcript"])
+        let words = TextChecks.normalized(answer).split(separator: " ")
+        let body = words.drop { label.contains(String($0)) || $0.allSatisfy(\.isNumber) }.joined(separator: " ")
+        guard !body.isEmpty, !line.isEmpty else { return false }
+        return body == line || body.hasPrefix(line + " ") || line.hasPrefix(body) && body.split(separator: " ").count >= 6
     }
 
     static func repeatsQuestion(_ answer: String, _ question: String) -> Bool {
