@@ -176,6 +176,20 @@ final class VerifierTests: XCTestCase {
         XCTAssertEqual(AnswerVerifier.withoutReferences("1. Nine roofs [4], see segments 3-5.\n2) Twelve"), "  Nine roofs  , see  .\n  Twelve")
     }
 
+    /// "How many <unit>": an answer counts that unit in one of its sentences, or it counts something else.
+    func testACountOfSomethingElseIsNotAnAnswer() {
+        func counts(_ question: String, _ answer: String) -> Bool {
+            !AnswerVerifier.check(question: question, answer: answer, cited: [2], shown: segments, instructions: []).issues
+                .contains { $0.code == .notAnswered && $0.message.contains("asks how many") }
+        }
+        for answer in ["They keep twelve hives on three roofs in Leeds.", "Twelve.", "The number of hives they keep is twelve, on three roofs."] {
+            XCTAssertTrue(counts("How many hives do they keep?", answer), answer)
+        }
+        XCTAssertFalse(counts("How many hives do they keep?", "They have kept bees on three roofs in Leeds for years."))
+        XCTAssertFalse(counts("¿Cuántas mesas tiene ahora el restaurante?", "El restaurante es de la huerta. Puede ser 4 euros por un litro de aceite."))
+        XCTAssertTrue(counts("¿Cuántas mesas tiene ahora el restaurante?", "Ahora el restaurante tiene diez mesas y una terraza."))
+    }
+
     func testSayingNotFoundIsRecognised() {
         XCTAssertTrue(AnswerVerifier.check(question: "What did the extractor cost?", answer: "The transcript does not mention the cost.",
                                            cited: [2], shown: segments, instructions: []).saysNotFound)

@@ -88,8 +88,9 @@ extension Ask {
             s.history = out.prompt.tokens + out.tokens
         } else {
             // The answer returned replaced the model's (or is its text cut short): the
-            // conversation goes on from what the user was given (re-rendered next turn), not from the model's failed text.
-            s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, JSONValue.object(["answer": .string(d.answer)]).serialized())]
+            // conversation goes on from what the user was given (re-rendered next turn), not
+            // from the model's failed text.
+            s.turns += [ChatMessage(.user, best.user), ChatMessage(.assistant, d.answer)]
             s.history = []
         }
         turn.convo.exchanges.append((turn.question, d.answer))

@@ -71,6 +71,9 @@ public enum AnswerVerifier {
         if findings.isEmpty, let type = AskStream.AnswerType.figure(askedBy: question), !type.isGiven(in: text) {
             findings.append(Finding(.notAnswered, .notAnswered(type), path: "answer"))
         }
+        if findings.isEmpty, let unit = uncounted(question: question, answer: text) {
+            findings.append(Finding(.notAnswered, .countOfOther(unit), path: "answer"))
+        }
         let invented = Facts.unsupported(in: withoutReferences(text), by: factSources(question: question, segments: passages.segments))
         if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }
         let answerPassed = findings.isEmpty
@@ -100,6 +103,21 @@ public enum AnswerVerifier {
             return .answerCopiesSegment(copied.id)
         }
         return nil
+    }
+
+    /// The unit a "how many <unit>" question counts ("mesas" of "¿Cuántas mesas…?"), when
+    /// no sentence of a longer answer names it beside a number the question does not give:
+    /// the answer counts something else. A unit of three letters or fewer ("kg") is written
+    /// too many ways to ask for, and a few words ("Five.") need not name it.
+    static func uncounted(question: String, answer: String) -> String? {
+        guard AskStream.AnswerType.asked(by: question) == .quantity, let unit = Answerability.unitTerm(question), unit.count > 3,
+              TextChecks.wordCount(answer) > 4 else { return nil }
+        let asked = Set(Lexicon.words(question, .normalized))
+        let counted = Sentences.split(answer).contains { sentence in
+            Lexicon.words(sentence, .terms).contains { Answerability.sameWord($0, unit) }
+                && Facts.numberSpans(sentence).contains { !asked.contains($0.key) && !asked.contains(TextChecks.normalized($0.span)) }
+        }
+        return counted ? nil : unit
     }
 
     /// The answer is the segment's line copied: its text whole, or its opening (six words or

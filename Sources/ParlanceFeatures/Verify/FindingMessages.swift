@@ -44,6 +44,8 @@ extension Finding {
         case answerCopiesSegment(Int)
         /// What the question asks for, which the answer does not give.
         case notAnswered(AskStream.AnswerType)
+        /// The question counts a unit ("how many nurses") and no sentence of the answer gives a number of it.
+        case countOfOther(String)
         case factsNotInSegments([String])
         /// Cited segments that share little with the question and the answer.
         case weakCitations([Int])
@@ -107,6 +109,7 @@ extension Finding {
         case .answerRepeatsQuestion: "the answer repeats the question"
         case .answerCopiesSegment(let id): "the answer copies segment \(id), which has nothing in common with the question"
         case .notAnswered(let type): "the question asks for \(type.phrase) and the answer gives none"
+        case .countOfOther(let unit): "the question asks how many (\(unit)) and no sentence of the answer gives a number of them"
         case .factsNotInSegments(let facts): "not in the segments shown: " + facts.joined(separator: ", ")
         case .namesNotInTranscript(let names): "not in the transcript, moved to unverified: " + names.joined(separator: ", ")
         case .weakCitations(let ids):
