@@ -145,7 +145,7 @@ enum Condense {
             var o = options
             o.maxTokens = notesTokens
             let prompt = engine.render(AnalysisPrompt.messages(input, body: p.text, task: task))
-            let out = try await Generation.run(engine, prompt: prompt, schema: notesSchema(p.segments), options: o,
+            let out = try await Generation.run(engine, prompt: prompt, schema: fittedNotesSchema(p.segments), options: o,
                                                cachePriority: .normal, progress: .none, part: "chunk-\(p.index)")
             usage.withLock { $0 = $0 + out.usage }
             let v = out.json ?? [:]
@@ -169,6 +169,13 @@ enum Condense {
             "quote": SchemaHint(maxItems: 1),
             "actionItems": SchemaHint(maxItems: 2, minLength: 5, maxLength: 120),
         ]
+    }
+
+    /// The notes' schema shrunk so that every text its grammar admits fits `notesTokens` (at
+    /// 2.5 characters a token): the model fills every field to its limit, and a part whose
+    /// notes ran out of tokens was generated twice, the second time under this schema.
+    static func fittedNotesSchema(_ segments: [Segment]) -> JSONValue {
+        SchemaBudget.fitting(notesSchema(segments), chars: notesTokens * 5 / 2)
     }
 
     static func notesSchema(_ segments: [Segment]) -> JSONValue {

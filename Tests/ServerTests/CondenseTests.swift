@@ -1,0 +1,27 @@
+import ParlanceDocuments
+import ParlanceJSON
+import ParlanceSchema
+import XCTest
+@testable import ParlanceFeatures
+
+/// A long transcript's part notes are generated under a schema whose every text fits the
+/// notes' token budget: the model fills fields to their limits, so under the full schema
+/// most parts ran out of tokens and were generated a second time, under the fitted one.
+final class CondenseTests: XCTestCase {
+    func testPartNotesFitTheirTokenBudgetFromTheFirstAttempt() {
+        let segments = (1...60).map { Segment(id: $0, start: Double($0 * 4), end: Double($0 * 4 + 4), text: "Line \($0) of the part.") }
+        let budget = Condense.notesTokens * 5 / 2
+        XCTAssertGreaterThan(SchemaBudget.maxChars(Condense.notesSchema(segments)), budget, "the full schema admits notes longer than the budget")
+        let fitted = Condense.fittedNotesSchema(segments)
+        XCTAssertLessThanOrEqual(SchemaBudget.maxChars(fitted), budget)
+        // What the fitted schema admits is still valid notes, with the part's own segment ids.
+        let notes: JSONValue = ["summary": "The council moved the budget vote to March.", "entities": ["people": ["Councillor Fraser"], "organizations": [],
+                                "products": [], "locations": ["Leeds"], "resources": []],
+                                "moments": [["title": "Budget vote", "segmentId": 12]], "quote": [["segmentId": 40]], "actionItems": []]
+        XCTAssertEqual(SchemaValidator.validate(notes, against: fitted), [])
+        XCTAssertEqual(SchemaValidator.validate(notes, against: Condense.notesSchema(segments)), [])
+        var outside = notes.objectValue ?? [:]
+        outside["quote"] = [["segmentId": 61]]
+        XCTAssertFalse(SchemaValidator.validate(.object(outside), against: fitted).isEmpty, "a quote outside the part is refused")
+    }
+}
