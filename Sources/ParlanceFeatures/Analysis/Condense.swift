@@ -27,11 +27,13 @@ struct Piece: Sendable {
 /// mapped with bounded concurrency, and condensed into part summaries that are cached by
 /// the part's content hash.
 enum Condense {
-    /// Tokens per part: the seed's condensed-summary input budget, capped so two parts (with
-    /// prompt overhead and output) fit the context together and batch.
+    /// Tokens per part: the seed's condensed-summary input budget (2,000 at a 4,096 context),
+    /// capped so that one part, the prompt around it and its notes fit the context. Parts are
+    /// not shrunk so that two batch: on a CPU two sequences of a small model at once took
+    /// longer than one after the other, and every extra part costs a whole set of notes.
     static func budget(_ engine: any LanguageModel) -> Int {
         let ctx = engine.contextSize
-        return max(256, min(TokenBudget.condensedSummary.scaled(toContext: ctx).input, (ctx - 256) / 2 - 300))
+        return max(256, min(TokenBudget.condensedSummary.scaled(toContext: ctx).input, ctx - 556 - notesTokens))
     }
 
     /// How many parts run at once: as many as fit the context beside each other.
