@@ -138,11 +138,15 @@ final class VerifierTests: XCTestCase {
 
     func testDegenerateAndInventedAnswersBlock() {
         let instructions = ["Give answer (a few sentences), citations (the [id]s of the lines that support it)"]
-        for bad in ["\"][\"", "2018-03-15 19:47:46.300 +0000", "the [id]s of the lines that support it"] {
+        // The question again, alone or under the prompt's label for it, is no answer.
+        for bad in ["\"][\"", "2018-03-15 19:47:46.300 +0000", "the [id]s of the lines that support it",
+                    "How often do they test mite counts?", "Question: How often do they test mite counts?"] {
             let v = AnswerVerifier.check(question: "How often do they test mite counts?", answer: bad, cited: [3], shown: segments, instructions: instructions)
             XCTAssertTrue(v.issues.contains { $0.code == .degenerate }, bad)
             XCTAssertTrue(v.blocking)
         }
+        XCTAssertTrue(AnswerVerifier.repeatsQuestion("Question: Which vet looks after reptiles?", "Which vet looks after reptiles?"))
+        XCTAssertFalse(AnswerVerifier.repeatsQuestion("Tomasz: every two weeks they test mite counts.", "How often do they test mite counts?"))
         let invented = AnswerVerifier.check(question: "How much honey?", answer: "About 40% more honey, 35 kg a year.", cited: [4], shown: segments,
                                             instructions: [])
         XCTAssertEqual(invented.issues.filter { $0.repaired != true }.map(\.code), [.unsupportedFact])

@@ -132,9 +132,17 @@ public enum AnswerVerifier {
         return body == line || body.hasPrefix(line + " ") || line.hasPrefix(body) && body.split(separator: " ").count >= 6
     }
 
+    /// The answer is the question again, alone or after a label of one word ("Question: …",
+    /// the prompt's own label for it, which the model copies with the question).
     static func repeatsQuestion(_ answer: String, _ question: String) -> Bool {
-        let a = TextChecks.normalized(answer), q = TextChecks.normalized(question)
-        return !a.isEmpty && (q.contains(a) || TextChecks.jaccard(answer, question) >= 0.8 && TextChecks.wordCount(answer) <= TextChecks.wordCount(question) + 2)
+        var unlabelled = answer.drop { $0.isWhitespace }
+        if let colon = unlabelled.firstIndex(of: ":"), unlabelled[..<colon].allSatisfy(\.isLetter) {
+            unlabelled = unlabelled[unlabelled.index(after: colon)...]
+        }
+        return [answer, String(unlabelled)].contains { a in
+            let n = TextChecks.normalized(a), q = TextChecks.normalized(question)
+            return !n.isEmpty && (q.contains(n) || TextChecks.jaccard(a, question) >= 0.8 && TextChecks.wordCount(a) <= TextChecks.wordCount(question) + 2)
+        }
     }
 
     /// Segments ranked by how well they support the answer and the question together.
