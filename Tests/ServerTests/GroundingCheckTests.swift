@@ -23,6 +23,21 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(Answerability.AnswerType.asked(by: "Which contractor will put up the fencing?"), .name)
         XCTAssertEqual(Answerability.AnswerType.asked(by: "¿Cuánto cuesta el nuevo postre?"), .amount)
         XCTAssertNil(Answerability.AnswerType.asked(by: "Why was the trial proposed?"))
+        // "How much" asks for money only beside a money word: a colony makes kilos.
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "Which colony was the most productive, and how much did it make?"), .quantity)
+        XCTAssertEqual(Answerability.AnswerType.asked(by: "How much does a jar of the rooftop honey sell for?"), .amount)
+    }
+
+    func testHowMuchOfAThingIsAnsweredByItsQuantity() {
+        let bees = [
+            Segment(id: 9, speaker: "Hannah", text: "Let's talk about honey. What did a rooftop hive give you last year?", startOffset: 0, endOffset: 1),
+            Segment(id: 10, speaker: "Tomasz", text: "The average was eighteen kilos per hive. Our best colony, on the bakery roof, made thirty-one kilos.",
+                    startOffset: 1, endOffset: 2),
+            Segment(id: 11, speaker: "Hannah", text: "Is city honey different from countryside honey?", startOffset: 2, endOffset: 3),
+        ]
+        let e = Answerability.evidence(question: "Which colony was the most productive, and how much did it make?", segments: bees)
+        XCTAssertEqual(e.passage, [10], "\(e)")
+        XCTAssertGreaterThan(e.typedCoverage, 0, "\(e)")
     }
 
     func testANearMissHasTheSubjectButNotTheAnswer() {

@@ -42,8 +42,10 @@ extension AskStream.AnswerType {
     private static func cueText(_ question: String) -> String { " " + TextChecks.normalized(question) + " " }
     private static func has(_ q: String, _ cues: [String]) -> Bool { cues.contains { q.contains(" \($0) ") } }
 
+    /// Money words. "How much" alone is not one: "how much did the colony make" asks for
+    /// kilos; it asks for money beside one of these ("how much does it cost", "sell for").
     static let amountCues = [
-        "how much", "cost", "costs", "costed", "price", "prices", "priced", "budget", "fee", "fees", "salary", "charge", "charges", "charged", "pay", "paid",
+        "sell for", "sells for", "sold for", "selling for", "cost", "costs", "costed", "price", "prices", "priced", "budget", "fee", "fees", "salary", "charge", "charges", "charged", "pay", "paid",
         "spend", "spent", "worth", "cuanto cuesta", "cuanto costo", "cuanto ha costado", "cuanto cuestan", "precio", "presupuesto", "coste", "costo",
         "combien coute", "combien a coute", "combien coutent", "prix", "cout", "budget",
     ]
