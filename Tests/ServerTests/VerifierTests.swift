@@ -146,6 +146,7 @@ final class VerifierTests: XCTestCase {
             XCTAssertTrue(v.blocking)
         }
         XCTAssertTrue(AnswerVerifier.repeatsQuestion("Question: Which vet looks after reptiles?", "Which vet looks after reptiles?"))
+        XCTAssertFalse(AnswerVerifier.repeatsQuestion("Answer: Oslo.", "Did they move the office to Oslo or to Bergen last year?"))
         XCTAssertFalse(AnswerVerifier.repeatsQuestion("Tomasz: every two weeks they test mite counts.", "How often do they test mite counts?"))
         let invented = AnswerVerifier.check(question: "How much honey?", answer: "About 40% more honey, 35 kg a year.", cited: [4], shown: segments,
                                             instructions: [])

@@ -139,7 +139,9 @@ public enum AnswerVerifier {
         if let colon = unlabelled.firstIndex(of: ":"), unlabelled[..<colon].allSatisfy(\.isLetter) {
             unlabelled = unlabelled[unlabelled.index(after: colon)...]
         }
-        return [answer, String(unlabelled)].contains { a in
+        // A label before a short answer ("Answer: Oslo") is an answer, even one the question names.
+        let variants = TextChecks.wordCount(String(unlabelled)) * 2 >= TextChecks.wordCount(question) ? [answer, String(unlabelled)] : [answer]
+        return variants.contains { a in
             let n = TextChecks.normalized(a), q = TextChecks.normalized(question)
             return !n.isEmpty && (q.contains(n) || TextChecks.jaccard(a, question) >= 0.8 && TextChecks.wordCount(a) <= TextChecks.wordCount(question) + 2)
         }
