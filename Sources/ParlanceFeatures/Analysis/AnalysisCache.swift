@@ -16,7 +16,10 @@ public actor AnalysisCache {
     /// 6: round three: an answer cites the segment its facts come from (an answer cached
     /// before it kept its old citations).
     /// 7: an answer is written as prose, then its fields (a cached answer was JSON).
-    public static let checksVersion = 7
+    /// 8: an answer that echoes the question under a label is degenerate, "how much" asks
+    /// for money only beside a money word, and the extractive answer quotes only the
+    /// segments that hold the answer.
+    public static let checksVersion = 8
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

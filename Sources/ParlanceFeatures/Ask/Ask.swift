@@ -119,11 +119,11 @@ public enum Ask {
     /// The line added to the task from the second attempt on.
     static let stricter = "Answer in one or two plain sentences using only facts from the transcript above; if it does not say, answer that it is not mentioned."
 
-    /// The extractive fallback: the passage the evidence found holding the question's subject
-    /// and an answer of the kind asked for (the reply when it is an interviewer's question),
+    /// The extractive fallback: of the passage the evidence found holding the question's subject
+    /// and an answer of the kind asked for, the segments with the answer (the reply when it is an interviewer's question),
     /// else the shown segment that best matches the question.
     static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages) -> [Segment] {
-        let held = evidence.passage.compactMap { id in passages.segments.first { $0.id == id } }
+        let held = evidence.quote.compactMap { id in passages.segments.first { $0.id == id } }
             .filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
         if !held.isEmpty { return Array(held.prefix(2)) }
         let ranked = AnswerVerifier.relevant(question: question, passages: passages)

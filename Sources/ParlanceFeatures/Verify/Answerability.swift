@@ -29,6 +29,10 @@ public enum Answerability {
         public var typedCoverage: Double
         /// The segment ids of that passage (the extractive answer's candidates).
         public var passage: [Int]
+        /// The segments of `passage` that hold the answer on their own, what the extractive
+        /// answer quotes: of a pair, only the one with the figure, not the line before it
+        /// that named the subject; the whole passage when the answer straddles the two.
+        public var quote: [Int] = []
         /// The question names what it asks the value of ("price", the unit of "how many"),
         /// passages hold an answer of the expected type, and none of them in that relation
         /// (the head noun or a form of it in the answer's sentence): a near miss.
@@ -74,7 +78,10 @@ public enum Answerability {
         // one ("the price" of "what price did they settle on", not the launch budget beside it);
         // the coverages, which the probability reads, are unchanged.
         let passage = bestRelated.ids.isEmpty ? bestTyped.ids : bestRelated.ids
+        let index = Dictionary(segments.indices.map { (segments[$0].id, $0) }, uniquingKeysWith: { a, _ in a })
+        let holding = passage.filter { index[$0].map { typedIn[$0] } ?? false }
         return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: passage,
+                        quote: holding.isEmpty ? passage : holding,
                         relationMissing: head != nil && !bestTyped.ids.isEmpty && bestRelated.ids.isEmpty)
     }
 
@@ -93,7 +100,7 @@ public enum Answerability {
     /// word form of it).
     static func related(_ type: AnswerType, head: String, in text: String, unit: String?, questionWords: Set<String>) -> Bool {
         Sentences.split(text).contains { sentence in
-            Lexicon.words(sentence, .terms).contains { sameWord($0, head) }
+            Lexicon.words(sentence, .terms).contains { sameWord($0, head) || type == .quantity && countNouns.contains($0) }
                 && holds(type, in: sentence, unit: unit, questionWords: questionWords)
         }
     }
@@ -112,10 +119,12 @@ public enum Answerability {
             } || ws.contains { freeWords.contains($0) }
         case .quantity:
             guard let unit else { return !numbers.isEmpty }
-            // "how many colonies": a number within three words before the unit.
-            let ws = Lexicon.words(text, .normalized)
+            // "how many colonies": a number within three words before the unit, or before a
+            // word that counts whatever is discussed ("2,400 of the 2,500 units"); a number
+            // that is part of a name ("the Aero 2 headphones") counts nothing.
+            let ws = Lexicon.words(withoutNameNumbers(text), .normalized)
             return ws.indices.contains { i in
-                sameWord(stemmed(ws[i]), unit) && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
+                (sameWord(stemmed(ws[i]), unit) || countNouns.contains(stemmed(ws[i]))) && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
             }
         case .time:
             return AnswerType.time.isGiven(in: text) && !numbers.isEmpty
@@ -126,6 +135,25 @@ public enum Answerability {
                     && !Lexicon.timeWords.contains(TextChecks.normalized(w))
             }
         }
+    }
+
+    /// Stems of the nouns that count whatever is being discussed: "units" of the headphones.
+    static let countNouns: Set<String> = Set(["units", "pieces", "items", "copies", "unidades", "piezas", "unités", "pièces"].flatMap { Lexicon.words($0, .terms) })
+
+    /// `text` without the numbers that follow a capitalised word inside a sentence: a model or
+    /// a name ("the Aero 2 headphones", "Route 9"), not a count.
+    static func withoutNameNumbers(_ text: String) -> String {
+        var out: [Substring] = []
+        let tokens = text.split(separator: " ", omittingEmptySubsequences: false)
+        for (i, t) in tokens.enumerated() {
+            let isNumber = !t.isEmpty && t.allSatisfy { $0.isNumber || ",.;:!?".contains($0) } && t.first!.isNumber
+            if isNumber, i >= 2, let name = tokens[i - 1].first, name.isUppercase,
+               let before = tokens[i - 2].last, !".!?:\"“".contains(before) {
+                continue
+            }
+            out.append(t)
+        }
+        return out.joined(separator: " ")
     }
 
     /// The question's content words without the words that only say what kind of answer is wanted.
