@@ -7,6 +7,7 @@ import Foundation
 ///   characters, between tokens. Never unbounded: small models loop on whitespace.
 /// - `char`: one JSON string character — no raw control characters, `"` or `\`; escapes
 ///   `\" \\ \/ \b \f \n \r \t \uXXXX`.
+/// - `char-last`: a string's last character, a `char` that is not whitespace.
 /// - `integer`, `number`: unbounded numbers, 16 integer digits, no exponent, up to 16
 ///   fraction digits.
 /// - `value-N`: any JSON value nested at most N levels, for `{}` / `true` schemas.
