@@ -7,7 +7,6 @@ import Foundation
 ///   characters, between tokens. Never unbounded: small models loop on whitespace.
 /// - `char`: one JSON string character — no raw control characters, `"` or `\`; escapes
 ///   `\" \\ \/ \b \f \n \r \t \uXXXX`.
-/// - `char-last`: a string's last character, a `char` that is not whitespace.
 /// - `integer`, `number`: unbounded numbers, 16 integer digits, no exponent, up to 16
 ///   fraction digits.
 /// - `value-N`: any JSON value nested at most N levels, for `{}` / `true` schemas.
@@ -16,7 +15,7 @@ import Foundation
 /// below llama.cpp's `MAX_REPETITION_THRESHOLD` (2000), which rejects larger expansions.
 struct GrammarRules {
     static let reserved: Set<String> = [
-        "root", "ws", "char", "char-last", "boolean", "null", "integer", "number", "string", "key", "value-0", "value-1",
+        "root", "ws", "char", "boolean", "null", "integer", "number", "string", "key", "value-0", "value-1",
         "value-2", "value-3",
     ]
 
@@ -158,26 +157,14 @@ struct GrammarRules {
         define("number", "\"-\"? (\"0\" | [1-9] [0-9]{0,15}) (\".\" [0-9]{1,16})?")
     }
 
-    /// The last character of a non-empty string: a `char` that is not whitespace (no space,
-    /// no `\n` `\r` `\t` escape). A small model that means to quote a name inside a value
-    /// ("a tool called "Ollama"") writes a space and a quote, which closes the string and
-    /// sends it on into the next key's name and value; ending on a space is never text worth
-    /// keeping, so the grammar does not offer it, and the model writes the name instead.
-    mutating func lastChar() -> String {
-        define("char-last", "[^\"\\\\\\x7F\\x00-\\x20] | \"\\\\\" ([\"\\\\/bf] | \"u\" [0-9a-fA-F]{4})")
-    }
-
-    /// A JSON string of `min...max` characters (each escape counts as one), whose last
-    /// character is not whitespace (`lastChar`).
+    /// A JSON string of `min...max` characters (each escape counts as one).
     mutating func string(_ hint: String, min: Int, max: Int) -> String {
         let c = char()
-        let quote = "\"\\\"\""
-        guard max > 0 else { return add(hint, "\"\\\"\\\"\"") }
-        let end = lastChar()
-        let lead = NumberGrammar.repeated(c, Swift.max(0, min - 1), max - 1)
-        let content = lead.isEmpty ? end : "\(lead) \(end)"
-        let body = "\(quote) " + (min == 0 ? "(\(content))?" : content) + " \(quote)"
-        return min == 0 && max == GrammarBuilder.defaultMaxStringLength ? define("string", body) : add(hint, body)
+        if min == 0 && max == GrammarBuilder.defaultMaxStringLength {
+            return define("string", "\"\\\"\" \(c){0,\(max)} \"\\\"\"")
+        }
+        let body = max == 0 ? "\"\\\"\\\"\"" : "\"\\\"\" " + NumberGrammar.repeated(c, min, max) + " \"\\\"\""
+        return add(hint, body)
     }
 
     /// An object key: a string of at most `defaultMaxKeyLength` characters.

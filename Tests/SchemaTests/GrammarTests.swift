@@ -150,12 +150,8 @@ final class GrammarTests: XCTestCase {
 
     func testStringsLengthEscapesAndBounds() {
         let s = #"{"type":"string","minLength":2,"maxLength":4}"#
-        accepts(s, [#""ab""#, #""abcd""#, #""a\"b""#, #""\n\u00e9""#, "\"é中😀\"", #""a\\b""#, #""a\/""#, #"" ab""#])
+        accepts(s, [#""ab""#, #""abcd""#, #""a\"b""#, #""\u00e9\n""#, "\"é中😀\"", #""a\\b""#, #""a\/""#])
         rejects(s, [#""a""#, #""abcde""#, "\"a\nb\"", #""a\xb""#, #"ab"#, #""ab"#, #""\u00e""#])
-        // A string never ends in whitespace: a space, or a \n, \r or \t escape.
-        rejects(s, [#""ab ""#, #""a\n""#, #""a\r""#, #""a\t""#, #""  ""#])
-        accepts(#"{"type":"string"}"#, [#""called Ollama""#, #"" x""#])
-        rejects(#"{"type":"string"}"#, [#""called ""#, #"" ""#])
         // No maxLength: capped at the default; large maxLength: capped at maxRepetition.
         let long = String(repeating: "x", count: GrammarBuilder.defaultMaxStringLength)
         accepts(#"{"type":"string"}"#, ["\"\(long)\"", #""""#])
@@ -279,8 +275,7 @@ final class GrammarTests: XCTestCase {
             a ::= [0-9]
             a-kv ::= "\"a\"" ws ":" ws a
             char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
-            char-last ::= [^"\\\x7F\x00-\x20] | "\\" (["\\/bf] | "u" [0-9a-fA-F]{4})
-            b ::= "\"" (char{0,2} char-last)? "\""
+            b ::= "\"" char{0,3} "\""
             b-kv ::= "\"b\"" ws ":" ws b
             boolean ::= "true" | "false"
             c-kv ::= "\"c\"" ws ":" ws boolean

@@ -19,9 +19,7 @@ public actor AnalysisCache {
     /// 8: an answer that echoes the question under a label is degenerate, "how much" asks
     /// for money only beside a money word, and the extractive answer quotes only the
     /// segments that hold the answer.
-    /// 9: a string the grammar writes never ends in whitespace (a cached result was
-    /// generated under a grammar that let a quote spill a value into the next keys).
-    public static let checksVersion = 9
+    public static let checksVersion = 8
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.
