@@ -58,7 +58,8 @@ struct Drafter {
             // A deterministic request never drafts: llama.cpp's kernels are not bit-stable across
             // batch shapes, so verifying drafts can change its text (seen with f16 keys: a
             // deterministic refine verified with drafts ended differently).
-            return !j.request.deterministic && (j.request.speculative ?? (speculative && j.request.copiesText))
+            // A string's close that may yet be taken back is decoded alone (`SpillGuard`).
+            return j.tentative == nil && !j.request.deterministic && (j.request.speculative ?? (speculative && j.request.copiesText))
                 && j.policy.allows(generated: j.generated.count)
                 && j.request.maxTokens - j.generated.count > 0
         }

@@ -55,6 +55,9 @@ public struct GenerationSettings: Sendable {
     /// A run of this many output tokens is never written twice (`RepeatGuard`); nil: no
     /// guard, generation as without it, token for token.
     public var noRepeatRun: Int?
+    /// With a grammar: a string closed where the model meant to go on is reopened
+    /// (`SpillGuard`); false: generation as without it, token for token.
+    public var spillGuard = true
 
     public init(sampling: SamplingOptions = .init(), seed: UInt32 = 0, maxTokens: Int = 256, cachePriority: CachePriority = .normal,
                 deterministic: Bool = false, renderSpecial: Bool = false, speculative: Bool? = nil, draftGroup: UInt64 = 0,
@@ -122,6 +125,8 @@ public struct GenerationStats: Sendable, Hashable {
     /// them the model's own sampling agreed with.
     public var draftTokens: Int = 0
     public var acceptedDraftTokens: Int = 0
+    /// Strings the grammar closed while the model meant to go on, reopened (`SpillGuard`).
+    public var spillsUndone: Int = 0
 
     public init(promptTokens: Int, cachedPromptTokens: Int, generatedTokens: Int, queuedMs: Double, firstTokenMs: Double, totalMs: Double,
                 estimated: Bool = false) {

@@ -41,6 +41,15 @@ final class Job: @unchecked Sendable {
     var repeats: RepeatGuard?
     /// The numbers it may write (nil: any).
     var numbers: NumberGuard?
+    /// Where its output stands in JSON strings, the close last emitted while it may still be
+    /// taken back, the string reopened last (its number) with how often, and how many closes
+    /// were taken back in all (`SpillGuard.swift`). `armable`: this step's tokens are not a
+    /// verified draft.
+    var lexer = JSONStringLexer()
+    var tentative: TentativeClose?
+    var reopens = (string: 0, count: 0)
+    var spillsUndone = 0
+    var armable = true
 
     init(id: UInt64, request: GenerationRequest, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) {
         self.id = id
@@ -63,6 +72,7 @@ final class Job: @unchecked Sendable {
             totalMs: ms(now - submitted))
         s.draftTokens = policy.drafted
         s.acceptedDraftTokens = policy.accepted
+        s.spillsUndone = spillsUndone
         return s
     }
 }

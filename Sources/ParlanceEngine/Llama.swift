@@ -237,6 +237,12 @@ final class LlamaContext: @unchecked Sendable {
     var size: Int { Int(pl_context_n_ctx(handle)) }
     func decode(_ b: LlamaBatch) -> Int32 { pl_decode(handle, b.handle) }
     @discardableResult func removeTokens(seq: Int32, from p0: Int32, to p1: Int32 = -1) -> Bool { pl_memory_seq_rm(handle, seq, p0, p1) }
+    /// The `count` logits of batch `index` (`count`: the vocabulary size), kept past the next decode.
+    func logitsRow(_ index: Int32, count: Int) -> [Float]? {
+        var row = [Float](repeating: 0, count: count)
+        let ok = row.withUnsafeMutableBufferPointer { pl_logits_copy(handle, index, $0.baseAddress, Int32(count)) }
+        return ok ? row : nil
+    }
     func copyTokens(from src: Int32, to dst: Int32, upTo p1: Int32) { pl_memory_seq_cp(handle, src, dst, 0, p1) }
     func maxPosition(seq: Int32) -> Int32 { pl_memory_seq_pos_max(handle, seq) }
     func minPosition(seq: Int32) -> Int32 { pl_memory_seq_pos_min(handle, seq) }
@@ -284,6 +290,17 @@ final class LlamaSampler {
     func sample(_ ctx: LlamaContext, index: Int32, banned: [Token] = []) -> Token {
         banned.withUnsafeBufferPointer { pl_sampler_sample(handle, ctx.handle, index, $0.baseAddress, Int32($0.count)) }
     }
+    /// As `sample`, from a logits row `LlamaContext.logitsRow` saved.
+    func sample(row: [Float], banned: [Token] = []) -> Token {
+        row.withUnsafeBufferPointer { r in
+            banned.withUnsafeBufferPointer { pl_sampler_sample_row(handle, r.baseAddress, Int32(r.count), $0.baseAddress, Int32($0.count)) }
+        }
+    }
+    /// Whether the grammar (if any) admits the model's own first choice at batch `index`.
+    func admitsTop(_ ctx: LlamaContext, index: Int32) -> Bool { pl_sampler_admits_top(handle, ctx.handle, index) }
+    /// An independent copy in this sampler's state (grammar position, penalties, random state).
+    func copy() -> LlamaSampler? { pl_sampler_clone(handle).map(LlamaSampler.init(handle:)) }
+    private init(handle: OpaquePointer) { self.handle = handle }
     func accept(_ t: Token) { pl_sampler_accept(handle, t) }
     /// How many of `tokens` the grammar (if any) would accept in order from here.
     func grammarPrefix(_ tokens: [Token]) -> Int { Int(pl_sampler_grammar_prefix(handle, tokens, Int32(tokens.count))) }

@@ -72,6 +72,8 @@ final class Scheduler: @unchecked Sendable {
     /// Sequences to save to the KV state store after this iteration's results are out.
     var saves: [Int] = []
     let store: PrefixStore?
+    /// The model's tokens holding a `"`, refused where a string is reopened (read on first use).
+    lazy var quoteTokens: [Token] = model.quoteTokens()
     /// Measured cost of a prompt token in a large batch (moving average; 0 until measured).
     /// Prompt chunks are sized so one step takes about `stepSeconds` while other requests
     /// generate (they keep their pace), and at most `soloStepSeconds` while none does (whole

@@ -193,13 +193,28 @@ extension Scheduler {
     /// and the cells of the rest are removed.
     private func advanceGenerating(_ j: Job, _ e: Entry, pending: Token, now: ContinuousClock.Instant, finished: inout Set<UInt64>) {
         let s = Int(j.seq)
+        if let t = j.tentative {
+            // The pending token closed a string: it stands unless the model meant to go on.
+            j.tentative = nil
+            if let r = replacement(for: t, of: j, index: e.logitsIndex!) {
+                trim(s, to: j.nPast)
+                t.restore(j)
+                (j.pending, j.draft) = (nil, [])
+                let (tok, ended) = emitNext(j, index: e.logitsIndex!, now: now, finished: &finished, token: r)
+                if !ended { j.pending = tok }
+                return
+            }
+            if !t.delta.isEmpty { j.continuation.yield(.text(t.delta)) }
+        }
         let start = j.nPast
         let drafted = j.draft.count
         slots[s].tokens.append(pending)
         slots[s].tokens += j.draft
+        j.armable = drafted == 0
         let taken = drafter.accept(j, indices: [e.logitsIndex!] + e.draftIndices) { index in
             emitNext(j, index: index, now: now, finished: &finished)
         }
+        j.armable = true
         j.nPast = start + 1 + taken
         if taken < drafted { trim(s, to: j.nPast) }
     }
@@ -208,17 +223,21 @@ extension Scheduler {
     /// sampler takes it, its text streams, and the job finishes on an end-of-generation
     /// token, at `maxTokens`, or (an error) when the grammar admits nothing. The token
     /// emitted (nil when none was), and whether the job has ended.
-    private func emitNext(_ j: Job, index: Int32, now: ContinuousClock.Instant, finished: inout Set<UInt64>) -> (Token?, ended: Bool) {
+    private func emitNext(_ j: Job, index: Int32, now: ContinuousClock.Instant, finished: inout Set<UInt64>,
+                          token: Token? = nil) -> (Token?, ended: Bool) {
         guard let sampler = j.sampler else { return (nil, true) }
         // A fact begun is finished as the source writes it (the logits at `index` go unused).
-        let forced = j.facts?.next()
-        let tok = forced ?? sample(j, sampler, index: index)
+        let forced = token == nil ? j.facts?.next() : nil
+        let tok = token ?? forced ?? sample(j, sampler, index: index)
         if tok < 0 {
             release(j)
             settle(j, throwing: EngineError.decodingFailure("the sampler found no admissible token (grammar dead end)"))
             finished.insert(j.id)
             return (nil, true)
         }
+        let piece = model.piece(tok, special: j.request.renderSpecial)
+        let pieceText = String(decoding: piece, as: UTF8.self)
+        let held = holdIfClose(j, tok, text: pieceText, index: index)
         sampler.accept(tok)
         if j.firstToken == nil { j.firstToken = now }
         if model.isEndOfGeneration(tok) {
@@ -229,16 +248,21 @@ extension Scheduler {
         j.generated.append(tok)
         j.repeats?.observe(tok)
         drafter.emitted(tok, by: j)
-        let piece = model.piece(tok, special: j.request.renderSpecial)
-        let pieceText = String(decoding: piece, as: UTF8.self)
         j.facts?.observe(tok, text: pieceText, wasForced: forced != nil)
         j.numbers?.observe(pieceText)
         let delta = j.text.append(piece)
-        if !delta.isEmpty { j.continuation.yield(.text(delta)) }
         if j.generated.count >= j.request.maxTokens {
+            if !delta.isEmpty { j.continuation.yield(.text(delta)) }
             finish(j, .length, now: now)
             finished.insert(j.id)
             return (tok, true)
+        }
+        if let held {
+            // Streamed once the close stands (`advanceGenerating`).
+            held.delta = delta
+            j.tentative = held
+        } else if !delta.isEmpty {
+            j.continuation.yield(.text(delta))
         }
         return (tok, false)
     }

@@ -142,6 +142,17 @@ void pl_sampler_free(pl_sampler *s);
 /// The n_banned tokens in `banned` are never chosen (their logits are set to -inf first);
 /// -1 when nothing is left to choose.
 int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx, const int32_t *banned, int32_t n_banned);
+/// As pl_sampler_sample, from a logits row saved by pl_logits_copy (n: the vocabulary size).
+int32_t pl_sampler_sample_row(pl_sampler *s, const float *logits, int32_t n, const int32_t *banned, int32_t n_banned);
+/// Copies the n logits of batch index idx into out (n: the vocabulary size); false when
+/// that index has none.
+bool pl_logits_copy(pl_context *c, int32_t idx, float *out, int32_t n);
+/// Whether the grammar admits the most likely token of batch index idx, the model's own
+/// choice before any constraint (true without a grammar). The sampler is left as it was.
+bool pl_sampler_admits_top(pl_sampler *s, pl_context *c, int32_t idx);
+/// An independent copy of the sampler in its current state: its grammar's position, its
+/// penalties' history and its random state. NULL when out of memory.
+pl_sampler *pl_sampler_clone(const pl_sampler *s);
 void pl_sampler_accept(pl_sampler *s, int32_t token);
 /// How many of `tokens`, in order, the grammar accepts from its current state (all of
 /// them without a grammar). The sampler itself is left as it was (a draft's check).

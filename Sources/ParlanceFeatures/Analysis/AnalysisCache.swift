@@ -19,7 +19,8 @@ public actor AnalysisCache {
     /// 8: an answer that echoes the question under a label is degenerate, "how much" asks
     /// for money only beside a money word, and the extractive answer quotes only the
     /// segments that hold the answer.
-    public static let checksVersion = 8
+    /// 9: a string the grammar closed where the model meant to go on is reopened (`SpillGuard`).
+    public static let checksVersion = 9
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -123,17 +123,22 @@ struct ToolLoop {
             // the turn's schema.
             constraint = schema.map { .schema($0) } ?? .none
         }
-        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, renderSpecial: !callable.isEmpty), constraint: constraint)
+        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, callsTools: !callable.isEmpty), constraint: constraint)
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)
     }
 
     /// One step's settings: the session's sampling, this step's budget, a session's cache
-    /// priority; no draft group, no repeat guard.
-    func stepSettings(_ budget: Int, renderSpecial: Bool) -> GenerationSettings {
-        GenerationSettings(sampling: options.sampling, seed: options.seed, maxTokens: budget, cachePriority: .session,
-                           deterministic: options.deterministic, renderSpecial: renderSpecial, speculative: options.speculative)
+    /// priority; no draft group, no repeat guard. A step that may call a tool writes special
+    /// tokens (a call's markers) and has no spill guard: an argument closed after a space is
+    /// junk the model meant to end (reopened, the 135M model wrote a time zone on until the
+    /// call was cut off at `maxTokens`).
+    func stepSettings(_ budget: Int, callsTools: Bool) -> GenerationSettings {
+        var s = GenerationSettings(sampling: options.sampling, seed: options.seed, maxTokens: budget, cachePriority: .session,
+                                   deterministic: options.deterministic, renderSpecial: callsTools, speculative: options.speculative)
+        s.spillGuard = !callsTools
+        return s
     }
 
     /// A step on a model that takes JSON Schema but no grammar (a remote one): the output is
@@ -151,7 +156,7 @@ struct ToolLoop {
         case .schema(let s): alternatives.append(["type": "object", "required": ["answer"], "additionalProperties": false, "properties": ["answer": s]])
         }
         let envelope: JSONValue = alternatives.count == 1 ? alternatives[0] : ["anyOf": .array(alternatives)]
-        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, renderSpecial: false), constraint: .schema(envelope))
+        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, callsTools: false), constraint: .schema(envelope))
         var out = try await Generation.stream(engine, request, structured: false, progress: ctx.progress, part: nil, holdBack: { _ in true })
         let parsed = try? JSONParser.parse(out.text)
         if let calls = parsed?["tool_calls"]?.arrayValue {
