@@ -319,20 +319,17 @@ static int32_t sample_row(pl_sampler *s, const float *logits, const int32_t *ban
 
 int32_t pl_sampler_sample(pl_sampler *s, pl_context *c, int32_t idx, const int32_t *banned, int32_t n_banned) {
     const float *logits = llama_get_logits_ith(c->ctx, idx);
-    if (!logits) return -1;
-    return sample_row(s, logits, banned, n_banned);
+    return logits ? sample_row(s, logits, banned, n_banned) : -1;
 }
 
 int32_t pl_sampler_sample_row(pl_sampler *s, const float *logits, int32_t n, const int32_t *banned, int32_t n_banned) {
-    if (!logits || n != s->n_vocab) return -1;
-    return sample_row(s, logits, banned, n_banned);
+    return logits && n == s->n_vocab ? sample_row(s, logits, banned, n_banned) : -1;
 }
 
 bool pl_logits_copy(pl_context *c, int32_t idx, float *out, int32_t n) {
     const float *logits = llama_get_logits_ith(c->ctx, idx);
-    if (!logits || n <= 0) return false;
-    memcpy(out, logits, sizeof(float) * (size_t)n);
-    return true;
+    if (logits && n > 0) memcpy(out, logits, sizeof(float) * (size_t)n);
+    return logits && n > 0;
 }
 
 bool pl_sampler_admits_top(pl_sampler *s, pl_context *c, int32_t idx) {
@@ -340,9 +337,7 @@ bool pl_sampler_admits_top(pl_sampler *s, pl_context *c, int32_t idx) {
     const float *logits = llama_get_logits_ith(c->ctx, idx);
     if (!logits) return true;
     llama_token top = 0;
-    for (int32_t t = 1; t < s->n_vocab; t++) {
-        if (logits[t] > logits[top]) top = t;
-    }
+    for (int32_t t = 1; t < s->n_vocab; t++) if (logits[t] > logits[top]) top = t;
     llama_token_data single = { top, 1.0f, 0.0f };
     llama_token_data_array one = { &single, 1, -1, false };
     llama_sampler_apply(s->grammar, &one);
@@ -356,14 +351,12 @@ pl_sampler *pl_sampler_clone(const pl_sampler *s) {
     c->cur = malloc(sizeof(llama_token_data) * (size_t)s->n_vocab);
     c->chain = llama_sampler_clone(s->chain);
     c->grammar = s->grammar ? llama_sampler_clone(s->grammar) : NULL;
-    if (!c->cur || !c->chain || (s->grammar && !c->grammar)) {
-        if (c->chain) llama_sampler_free(c->chain);
-        if (c->grammar) llama_sampler_free(c->grammar);
-        free(c->cur);
-        free(c);
-        return NULL;
-    }
-    return c;
+    if (c->cur && c->chain && (!s->grammar || c->grammar)) return c;
+    if (c->chain) llama_sampler_free(c->chain);
+    if (c->grammar) llama_sampler_free(c->grammar);
+    free(c->cur);
+    free(c);
+    return NULL;
 }
 
 void pl_sampler_accept(pl_sampler *s, int32_t token) {
