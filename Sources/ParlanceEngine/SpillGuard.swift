@@ -91,8 +91,9 @@ extension Scheduler {
     static let reopensPerString = 3
 
     /// Before `tok` is accepted (its text `text`, sampled from the logits at `index`): reads
-    /// it into the job's lexer and, when it closes a string of a guarded request that was not
-    /// reopened already, keeps what taking it back would need.
+    /// it into the job's lexer and, when it closes a string of a guarded request right after
+    /// whitespace (a string reopened fewer than `reopensPerString` times, outside a verified
+    /// draft), keeps what taking it back would need.
     func holdIfClose(_ j: Job, _ tok: Token, text: String, index: Int32) -> TentativeClose? {
         guard j.request.grammar != nil, j.request.spillGuard else { return nil }
         var after = j.lexer
