@@ -112,9 +112,8 @@ public final class Outgoing: Sendable {
     public var pendingCount: Int { state.withLock { $0.waiting.count } }
 
     private func cancel(_ id: RequestID) {
-        if finish(id, .failure(CancellationError())), notices.withLock({ $0.remove(id) != nil }) {
-            send(cancelNotice(id).json)
-        }
+        guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+        abandon(id, waiter.resume, .failure(CancellationError()))
     }
 
     /// A timeout: the waiting request fails (and the other side is told it was abandoned,
@@ -126,8 +125,15 @@ public final class Outgoing: Sendable {
             return nil
         }
         guard let waiter else { return }
-        waiter.resume(returning: .failure(failure))
+        abandon(id, waiter, .failure(failure))
+    }
+
+    /// Tells the other side a request it was sent is abandoned, then resumes its waiter.
+    /// The notice goes first: once resumed, the waiter forgets the id, and the notice with it.
+    private func abandon(_ id: RequestID, _ waiter: CheckedContinuation<Result<JSONValue, any Error>, Never>,
+                         _ outcome: Result<JSONValue, any Error>) {
         if notices.withLock({ $0.remove(id) != nil }) { send(cancelNotice(id).json) }
+        waiter.resume(returning: outcome)
     }
 
     @discardableResult

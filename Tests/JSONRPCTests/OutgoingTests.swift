@@ -65,6 +65,30 @@ final class OutgoingTests: XCTestCase {
         XCTAssertEqual(out.pendingCount, 0)
     }
 
+    /// Every request sent and then abandoned at its timeout is followed by a cancel notice,
+    /// sent before its waiter resumes (once resumed, the waiter forgets the request).
+    func testEveryTimedOutRequestThatWasSentIsCancelled() async throws {
+        let wire = Wire()
+        let out = Outgoing(send: { wire.send($0) })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<300 {
+                group.addTask {
+                    do {
+                        _ = try await out.request("tool/call", [:], timeout: .milliseconds(2))
+                        XCTFail("no answer: must time out")
+                    } catch is Outgoing.Failure {}
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sent = wire.sent.withLock { $0 }
+        let requested = Set(sent.filter { $0["method"] == "tool/call" }.compactMap { $0["id"] })
+        let cancelled = Set(sent.filter { $0["method"] == "$/cancelRequest" }.compactMap { $0["params"]?["id"] })
+        XCTAssertFalse(requested.isEmpty)
+        XCTAssertEqual(requested.subtracting(cancelled).count, 0, "sent, timed out, never cancelled")
+        XCTAssertEqual(cancelled, requested)
+    }
+
     func testCancellationTellsTheClientAndTimeoutsAreTyped() async throws {
         let wire = Wire()
         let out = Outgoing(send: wire.send)
