@@ -212,7 +212,7 @@ final class PoolTests: XCTestCase {
         for q in questions {
             for i in docs.indices {
                 let r = d.call("ask/stream", ["uri": .string("file:///\(copy)-\(i).txt"), "question": .string(q), "model": .string(model),
-                                              "maxTokens": 128, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 120)
+                                              "maxTokens": 64, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 120)
                 let a = try XCTUnwrap(r.result, "\(r)")
                 XCTAssertEqual(a["retrieval"]?["wholeDocument"], true, "the short document is shown whole")
                 let u = try XCTUnwrap(a["usage"])

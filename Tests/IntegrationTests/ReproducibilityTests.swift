@@ -47,8 +47,8 @@ final class ReproducibilityTests: XCTestCase {
 
     var otherWork: [(String, JSONValue)] {
         ["Who inspects the frames?", "What happens at high tide?", "What does the grandmaster sacrifice?"].map {
-            ("ask/stream", ["uri": .string(Self.other), "question": .string($0)])
-        } + [("analysis/summarize", ["uri": .string(Self.other)])]
+            ("ask/stream", ["uri": .string(Self.other), "question": .string($0), "maxTokens": 64, "maxAttempts": 1])
+        } + [("analysis/summarize", ["uri": .string(Self.other), "maxTokens": 128, "maxAttempts": 1])]
     }
 
     func testSameRequestsGiveTheSameOutputFreshAfterOtherWorkAndUnderLoad() throws {
