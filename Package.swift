@@ -95,7 +95,8 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "ParlanceJSON"], swiftSettings: swiftSettings),
-        .testTarget(name: "SchemaTests", dependencies: ["ParlanceSchema", "ParlanceJSON"], swiftSettings: swiftSettings),
+        // ParlanceFeatures: its grammars (FactInsertion) are checked by the recognizer here.
+        .testTarget(name: "SchemaTests", dependencies: ["ParlanceSchema", "ParlanceJSON", "ParlanceFeatures"], swiftSettings: swiftSettings),
         .testTarget(name: "ModelStoresTests", dependencies: ["ParlanceModelStores", "ParlanceEngine", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(name: "DocumentsTests", dependencies: ["ParlanceDocuments", "ParlanceHash"], swiftSettings: swiftSettings),
         .testTarget(

@@ -148,6 +148,54 @@ final class ComposeTests: XCTestCase {
         }
     }
 
+    /// A variation that left facts out (and had nothing worse) gets them back from one more
+    /// sentence, not a new variation: the first attempt's text is kept, the sentence after it
+    /// carries the facts verbatim, and only that turn is evaluated and generated.
+    func testMissingFactsComeBackInOneSentenceAfterTheFirstAttempt() throws {
+        let d = try Daemon()
+        _ = d.initialize()
+        let rent = "Hi Priyanka, just a reminder that the rent of £1,150 for Flat 4 is due on 3 March. Last month's payment arrived six days late, "
+            + "and the tenancy agreement allows a £35 late fee. Please set up a standing order if that makes it easier."
+        let r = compose(d, ["tones": ["formal", "casual", "diplomatic", "empathetic"], "seed": 42, "workDoneToken": "ins"], text: rent, maxTokens: 160)
+        let variations = try XCTUnwrap(r.result?["variations"]?.arrayValue, "\(r)")
+        let progress = d.progress(token: "ins")
+        var inserted = 0
+        for v in variations {
+            let vid = try XCTUnwrap(v["id"]?.stringValue)
+            let reports = progress.filter { $0["part"]?.stringValue == vid }.compactMap { $0["message"]?.stringValue }
+            // The first attempt lacked facts and nothing worse; the second was an insertion.
+            guard let failed = reports.first(where: { $0.hasPrefix("attempt 1 failed verification (facts of the selection missing") }),
+                  !failed.contains("not in the selection"), !failed.contains("repeats"), !failed.contains("copies"),
+                  v["verification"]?["attempts"]?.intValue == 2 else { continue }
+            let first = streamedAttempt(progress, part: vid, attempt: 1)
+            let text = try XCTUnwrap(v["text"]?.stringValue)
+            let missing = failed.components(separatedBy: "changed: ").last?.components(separatedBy: CharacterSet(charactersIn: ";)")).first?
+                .components(separatedBy: ", ") ?? []
+            XCTAssertFalse(missing.isEmpty, failed)
+            guard missing.allSatisfy({ text.contains($0) }) else { continue }  // the sentence did not end within its tokens: the first attempt is kept
+            inserted += 1
+            // The first attempt's body opens the variation (repairs aside: a name restored, a contraction expanded).
+            let words = { (t: String) in Array(t.split(whereSeparator: \.isWhitespace).prefix(15)) }
+            let same = zip(words(first), words(text)).filter { $0 == $1 }.count
+            XCTAssertGreaterThanOrEqual(same, 10, "the insertion rewrote the variation: \(first) → \(text)")
+            // One more turn: the prompt's prefix and the variation's body are cached.
+            let u = try XCTUnwrap(v["usage"])
+            let uncached = (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
+            XCTAssertLessThan(uncached, 30 + 250, "an insertion evaluates its own turn only: \(u)")
+        }
+        XCTAssertGreaterThan(inserted, 0, "no variation had its missing facts inserted: \(variations.map { $0["verification"] ?? .null })")
+    }
+
+    /// The deltas of `part`'s attempt `attempt`: between its (attempt - 1)th restart and the next.
+    func streamedAttempt(_ progress: [JSONValue], part: String, attempt: Int) -> String {
+        var out = "", n = 1
+        for v in progress where v["part"]?.stringValue == part {
+            if v["restart"] == true { n += 1 }
+            if n == attempt { out += v["delta"]?.stringValue ?? "" }
+        }
+        return out
+    }
+
     func testEveryAudienceAndDefaults() throws {
         let d = try Daemon()
         _ = d.initialize()

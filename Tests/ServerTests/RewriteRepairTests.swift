@@ -93,26 +93,26 @@ final class RewriteRepairTests: XCTestCase {
 
     // MARK: Missing facts by construction
 
-    func testFactGrammarForcesEveryFactInTheSelectionsOrder() throws {
-        let g = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent))
-        let root = try XCTUnwrap(g.split(separator: "\n").first).description
-        XCTAssertEqual(root, #"root ::= g0 "Priyanka" g1 "£1,150" g2 "Flat" g3 "4" g4 "3 March" g5 "six" tail"#)
-        // Every gap is bounded and (but at the start) ends in a space or an opening mark, so a
-        // fact never sticks to the word before it; free text has no control characters but newlines.
-        XCTAssertTrue(g.contains("g0 ::= (c{0,") && g.contains("g1 ::= c{0,") && g.contains("} s\n"), g)
-        XCTAssertFalse(g.contains("c*"), g)
-        XCTAssertTrue(g.contains(#"c ::= [^\x00-\x09\x0B-\x1F]"#), g)
-        XCTAssertNil(FactGrammar.gbnf(selection: "we should talk about it soon."))
-        // Only what the last attempt lacked, after a tone's opening phrase.
+    func testTheSelectionsFactsAsGrammarsForceThemAndWhatAVariationLacks() throws {
+        // In the selection's order, a date as a whole.
         let units = FactGrammar.units(Self.rent)
+        XCTAssertEqual(units.map(\.text), ["Priyanka", "£1,150", "Flat", "4", "3 March", "six"])
         let lacking = FactGrammar.missing(units, in: "Dear Priyanka, the rent of £1,150 for Flat 4 is due on March 3. It was late.")
-        XCTAssertEqual(lacking.map(\.text), ["3 March", "six"])
-        let toned = try XCTUnwrap(FactGrammar.gbnf(selection: Self.rent, units: lacking, openers: FactGrammar.openers(for: .empathetic)))
-        XCTAssertTrue(toned.hasPrefix(#"root ::= opener g0 "3 March" g1 "six" tail"#), toned)
-        XCTAssertTrue(toned.contains(#"opener ::= ("I understand" | "Thank you for""#), toned)
-        XCTAssertTrue(toned.contains(#"| "We appreciate") [ ,.!]"#), "the phrase ends where a word does: \(toned)")
+        XCTAssertEqual(lacking.map(\.text), ["3 March", "six"], "a date not written as the selection writes it is lacking too")
+        XCTAssertEqual(FactGrammar.units("we should talk about it soon.").count, 0)
+    }
+
+    func testAnOpeningGrammarStartsWithAMarkerPhraseThatEndsWhereAWordDoes() throws {
+        let g = try XCTUnwrap(FactGrammar.opening(selection: Self.rent, openers: FactGrammar.openers(for: .empathetic)))
+        XCTAssertTrue(g.hasPrefix("root ::= opener tail\n"), g)
+        XCTAssertTrue(g.contains(#"opener ::= ("I understand" | "Thank you for""#), g)
+        XCTAssertTrue(g.contains(#"| "We appreciate") [ ,.!]"#), "the phrase ends where a word does: \(g)")
+        // Free text is bounded and has no control characters but newlines.
+        XCTAssertTrue(g.contains("tail ::= c{0,") && !g.contains("c*"), g)
+        XCTAssertTrue(g.contains(#"c ::= [^\x00-\x09\x0B-\x1F]"#), g)
+        XCTAssertNil(FactGrammar.opening(selection: Self.rent, openers: FactGrammar.openers(for: .formal)))
         XCTAssertEqual(FactGrammar.openers(for: .formal), [])
-        // Quotes and backslashes in a fact are escaped.
+        // Quotes and backslashes in a phrase are escaped.
         XCTAssertEqual(GrammarBuilder.literal("say \"hi\"\\"), #""say \"hi\"\\""#)
     }
 

@@ -2,13 +2,9 @@ import Foundation
 import ParlanceSchema
 import ParlanceProtocol
 
-/// A GBNF grammar for a rewrite that keeps facts by construction: free text with each
-/// required fact of the selection, verbatim and in the selection's order, between (a date
-/// as a whole: "3 March", not "3" then "March"), optionally after an opening phrase (a
-/// tone's marker: "I understand", "Perhaps"). The free text is bounded: each gap may be
-/// about twice the text between the two facts in the selection plus some slack, and
-/// ends with a space or an opening bracket, so a fact never sticks to the word before it; a
-/// model cannot wander off before the next fact (maxTokens bounds the whole).
+/// The facts of a selection as grammars force them (`FactInsertion` puts the missing ones
+/// back), and the grammar of a variation that opens with a tone's marker phrase ("I
+/// understand", "Perhaps").
 public enum FactGrammar {
     public struct Unit: Sendable {
         /// As the grammar writes it ("3 March", "£1,150").
@@ -40,34 +36,19 @@ public enum FactGrammar {
         }
     }
 
-    /// The grammar forcing `units` (default: all the selection's) after one of `openers`;
-    /// nil when there is nothing to force.
-    public static func gbnf(selection: String, units required: [Unit]? = nil, openers: [String] = [], maxGap: Int = 400) -> String? {
-        let units = required ?? units(selection)
-        guard !units.isEmpty || !openers.isEmpty else { return nil }
+    /// The grammar of a variation that opens with one of `openers` (a tone's marker
+    /// phrase), then free text about twice the selection's length; nil without openers.
+    public static func opening(selection: String, openers: [String], maxLength: Int = 400) -> String? {
+        guard !openers.isEmpty else { return nil }
         let length = (selection as NSString).length
-        var rules: [String] = []
-        var root: [String] = []
-        if !openers.isEmpty {
+        return [
             // The phrase ends where a word does: "I wonder if" never runs on into "iforexample".
-            rules.append("opener ::= (" + openers.map(GrammarBuilder.literal).joined(separator: " | ") + ") [ ,.!]")
-            root.append("opener")
-        }
-        var previousEnd = 0
-        for (i, u) in units.enumerated() {
-            let between = max(0, u.range.location - previousEnd)
-            // Empty only at the very start; otherwise free text ending in a space or an opening mark.
-            let bound = min(maxGap, 2 * between + 60)
-            rules.append("g\(i) ::= " + (i == 0 && openers.isEmpty ? "(c{0,\(bound)} s)?" : "c{0,\(bound)} s"))
-            root += ["g\(i)", GrammarBuilder.literal(u.text)]
-            previousEnd = u.range.location + u.range.length
-        }
-        rules.append("tail ::= c{0,\(min(maxGap, 2 * max(0, length - previousEnd) + 60))}")
-        root.append("tail")
-        // Any character but control characters; a newline is allowed (letters have lines).
-        rules.append(#"c ::= [^\x00-\x09\x0B-\x1F]"#)
-        rules.append(#"s ::= [ \n(]"#)
-        return (["root ::= " + root.joined(separator: " ")] + rules).joined(separator: "\n")
+            "root ::= opener tail",
+            "opener ::= (" + openers.map(GrammarBuilder.literal).joined(separator: " | ") + ") [ ,.!]",
+            "tail ::= c{0,\(min(maxLength, 2 * length + 60))}",
+            // Any character but control characters; a newline is allowed (letters have lines).
+            #"c ::= [^\x00-\x09\x0B-\x1F]"#,
+        ].joined(separator: "\n")
     }
 
     /// Opening phrases that carry a tone's marker, for a retry whose tone was off (the tones

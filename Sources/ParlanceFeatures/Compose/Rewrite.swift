@@ -24,6 +24,8 @@ extension Compose {
         var constrained: Bool
         /// Generated with the stronger tone line.
         var toneRetried: Bool
+        /// The last attempt's text with a sentence carrying its missing facts (`FactInsertion`).
+        var inserted = false
     }
 
     /// When a failing variation is generated again, and how each later attempt differs from
@@ -65,38 +67,64 @@ extension Compose {
             var toneHint: String?
             /// A grammar the output must follow.
             var grammar: String?
+            /// Facts to put back into the last attempt by continuing it (`FactInsertion`)
+            /// instead of generating a new variation.
+            var insert: [FactGrammar.Unit] = []
         }
 
-        /// Attempt `attempt`, after `last`: when the tone was off, a stronger tone line, and a
-        /// tone with a marker phrase (empathetic, diplomatic) opens with one by grammar; facts
-        /// still missing after repair are forced by a grammar as soon as nothing worse is
-        /// wrong, or on the last attempt.
+        /// Findings a sentence with the missing facts mends, or that nothing mends better
+        /// (a tone: a whole new variation fixed it in 6 of 40, eval 2026-11-27).
+        static let insertable: Set<VerificationIssueCode> = [.factMissing, .toneMismatch]
+
+        /// The facts `last` lacks, when nothing else is wrong with it but the tone and the
+        /// engine takes grammars; empty otherwise.
+        func lacking(_ last: Attempt) -> [FactGrammar.Unit] {
+            guard grammars, Set(last.findings.filter(\.isOpen).map(\.code)).isSubset(of: Self.insertable) else { return [] }
+            return FactGrammar.missing(units, in: last.text)
+        }
+
+        /// The facts one sentence after `last` should carry (`lacking`): none when `last` is
+        /// an insertion itself or they come from more of the selection's sentences than one
+        /// sentence can say again.
+        func insertion(after last: Attempt) -> [FactGrammar.Unit] {
+            let missing = lacking(last)
+            guard !last.inserted, !missing.isEmpty,
+                  FactInsertion.sentences(carrying: missing, in: selection).count <= FactInsertion.maxSentences else { return [] }
+            return missing
+        }
+
+        /// Attempt `attempt`, after `last`: facts it lacks (and nothing worse) are put back
+        /// by a sentence continuing it; otherwise a new variation, with a stronger tone line
+        /// when the tone was off, and a tone with a marker phrase (empathetic, diplomatic)
+        /// opening with one by grammar.
         func plan(attempt: Int, after last: Attempt?) -> Plan {
             if attempt == 1, !opening.isEmpty {
                 return Plan(toneHint: ToneCheck.instruction(tone),
-                            grammar: acceptsGrammar ? FactGrammar.gbnf(selection: selection, units: [], openers: opening) : nil)
+                            grammar: acceptsGrammar ? FactGrammar.opening(selection: selection, openers: opening) : nil)
             }
             guard attempt > 1, let last else { return Plan() }
-            let open = last.findings.filter(\.isOpen)
-            let toneOff = open.contains { $0.code == .toneMismatch }
-            let severe = open.contains { $0.code != .factMissing && $0.code != .toneMismatch }
-            let required = FactGrammar.missing(units, in: last.text)
-            let forceFacts = grammars && !required.isEmpty && (attempt == maxAttempts || !severe)
+            let insert = insertion(after: last)
+            if !insert.isEmpty { return Plan(insert: insert) }
+            let toneOff = last.findings.contains { $0.isOpen && $0.code == .toneMismatch }
             let openers = grammars && toneOff && checkedTone != nil ? FactGrammar.openers(for: tone) : []
-            let grammar = forceFacts || !openers.isEmpty ? FactGrammar.gbnf(selection: selection, units: forceFacts ? required : [], openers: openers) : nil
+            let grammar = FactGrammar.opening(selection: selection, openers: openers)
             return Plan(toneHint: toneOff ? ToneCheck.instruction(tone) : nil, grammar: grammar)
         }
 
-        /// Whether to generate again after `a` (which failed). Not after a grammar attempt:
-        /// nothing does better. Not for a tone alone that only a free retry could change:
-        /// formal and casual have had their lexical repairs, direct has none, and a tone a
-        /// stronger line did not fix is reported; a free retry costs a whole variation for no
-        /// better odds. Empathetic and diplomatic get one retry, opening with a marker phrase.
+        /// Whether to try again after `a` (which failed). Missing facts alone (a tone aside):
+        /// by insertion, when one sentence can carry them; otherwise not. Not after a grammar attempt or an insertion: nothing does
+        /// better. Not for a tone alone that only a free retry could change: formal and
+        /// casual have had their lexical repairs, direct has none, and a tone a stronger line
+        /// did not fix is reported. Empathetic and diplomatic get one retry, opening with a
+        /// marker phrase. Anything worse (an echo, a refusal, an invented fact, a loop) gets
+        /// one new variation, not two: a second rescued almost none (eval, 2026-11-27).
         func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
-            if a.constrained { return false }
+            if a.constrained || a.inserted { return false }
+            // Facts alone: a sentence carrying them, or nothing when it could not say them all.
+            if !lacking(a).isEmpty { return !insertion(after: a).isEmpty }
             let toneOnly = findings.filter(\.isOpen).allSatisfy { $0.code == .toneMismatch }
             if toneOnly && (a.toneRetried || ![.empathetic, .diplomatic].contains(tone) || !grammars) { return false }
-            return true
+            return a.attempt == 1
         }
 
         /// Failing attempts ranked (lower is better): missing facts weigh most.
@@ -130,10 +158,17 @@ extension Compose {
             var o = options
             o.seed = Attempts.seed(options.seed, attempt: attempt)
             if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, RetryPolicy.laterTemperature) }
-            let (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o, ctx: ctx,
-                                                        part: id, watch: watch)
+            let out: Generated, cleaned: String, constrained: Bool
+            if !plan.insert.isEmpty, let last {
+                // The last attempt continued with its missing facts; when the sentence did not end, its text as it was.
+                let ins = try await FactInsertion.run(plan.insert, selection: original, into: last, engine: engine, options: o, ctx: ctx, part: id)
+                (out, cleaned, constrained) = (ins.out, ins.text ?? last.text, true)
+            } else {
+                (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o,
+                                                        ctx: ctx, part: id, watch: watch)
+                cleaned = ComposePrompt.clean(out.text)
+            }
             usage = usage + out.usage
-            let cleaned = ComposePrompt.clean(out.text)
             let verified = RewriteVerifier.verify(.init(original: original, rewrite: cleaned, instructions: instructions, language: language,
                                                         lengthBounds: lengthBounds, previous: previous, examples: ComposePrompt.exampleTexts,
                                                         tone: policy.checkedTone), mode: attempts.mode)
@@ -141,8 +176,9 @@ extension Compose {
             // A stopped stream's finding comes first; its tokens are not the whole output.
             let stop = out.stoppedBy.map { watch?.settled($0, kept: verified.value) ?? $0 }
             let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: (stop.map { [$0] } ?? []) + verified.findings,
-                            repaired: verified.value != cleaned || out.stoppedBy != nil,
-                            missingFacts: Facts.missing(facts, in: verified.value).count, constrained: constrained, toneRetried: plan.toneHint != nil)
+                            repaired: verified.value != cleaned || out.stoppedBy != nil || !plan.insert.isEmpty,
+                            missingFacts: Facts.missing(facts, in: verified.value).count, constrained: constrained, toneRetried: plan.toneHint != nil,
+                            inserted: !plan.insert.isEmpty)
             last = a
             return a
         }, check: \.findings, rank: policy.rank, worthRetrying: policy.worthRetrying)

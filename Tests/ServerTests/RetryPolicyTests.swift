@@ -1,0 +1,69 @@
+import ParlanceEngine
+@testable import ParlanceFeatures
+import ParlanceProtocol
+import XCTest
+
+/// What a failing variation gets next (`Compose.RetryPolicy`): facts it lacks are put back
+/// by one sentence (`FactInsertion`), not a new variation; anything worse gets one new
+/// variation; an insertion or a grammar attempt is final.
+final class RetryPolicyTests: XCTestCase {
+    static let selection = "Hi Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. The agreement allows a £35 late fee. "
+        + "Drilling runs 9am to 4pm at Canal House."
+    static let kept = "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March."
+
+    func policy(_ tone: Tone = .formal, grammar: Bool = true) -> Compose.RetryPolicy {
+        Compose.RetryPolicy(tone: tone, refinement: false, attempts: Attempts(verify: true, maxAttempts: 3), acceptsGrammar: grammar, selection: Self.selection)
+    }
+
+    func attempt(_ text: String, _ findings: [Finding], n: Int = 1, inserted: Bool = false) -> Compose.Attempt {
+        let out = Generated(text: text, json: nil, tokens: [], prompt: ModelPrompt(messages: [], tokens: []), usage: .zero, finishReason: .stop)
+        return Compose.Attempt(out: out, seed: 1, attempt: n, text: text, findings: findings, repaired: false, missingFacts: 0,
+                               constrained: false, toneRetried: false, inserted: inserted)
+    }
+
+    static let missing = Finding(.factMissing, .factsMissing(["£35"]))
+    static let echo = Finding(.instructionEcho, .rewriteEchoesPrompt("Rewrite the text"))
+    static let tone = Finding(.toneMismatch, .tone(.formal, []))
+
+    func testMissingFactsAreInsertedNotRegenerated() {
+        let p = policy()
+        let a = attempt(Self.kept + " The agreement allows a late fee. Drilling runs 9am to 4pm at Canal House.", [Self.missing, Self.tone])
+        XCTAssertTrue(p.worthRetrying(a, a.findings))
+        let plan = p.plan(attempt: 2, after: a)
+        XCTAssertEqual(plan.insert.map(\.text), ["£35"])
+        XCTAssertNil(plan.grammar)
+        XCTAssertNil(plan.toneHint)
+        // The insertion is final, whatever it found.
+        let b = attempt(a.text + " The fee is £35.", [Self.tone], n: 2, inserted: true)
+        XCTAssertFalse(p.worthRetrying(b, b.findings))
+        XCTAssertEqual(p.plan(attempt: 3, after: b).insert.count, 0)
+    }
+
+    func testFactsFromMoreSentencesThanOneCanSayAreReportedNotRetried() {
+        let p = policy()
+        let a = attempt("Dear Priyanka, the rent is due on 3 March.", [Self.missing])
+        XCTAssertGreaterThan(FactInsertion.sentences(carrying: FactGrammar.missing(p.units, in: a.text), in: Self.selection).count,
+                             FactInsertion.maxSentences)
+        XCTAssertFalse(p.worthRetrying(a, a.findings))
+    }
+
+    func testWorseFindingsGetOneNewVariationThenAnInsertion() {
+        let p = policy()
+        let a = attempt(Self.kept + " Rewrite the text.", [Self.echo, Self.missing])
+        XCTAssertTrue(p.worthRetrying(a, a.findings))
+        XCTAssertEqual(p.plan(attempt: 2, after: a).insert.count, 0, "an echo: a new variation")
+        let again = attempt(Self.kept + " Rewrite the text again.", [Self.echo], n: 2)
+        XCTAssertFalse(p.worthRetrying(again, again.findings), "a second new variation rescued almost none")
+        let factsOnly = attempt(Self.kept + " The agreement allows a late fee. Drilling runs 9am to 4pm at Canal House.", [Self.missing], n: 2)
+        XCTAssertTrue(p.worthRetrying(factsOnly, factsOnly.findings))
+        XCTAssertEqual(p.plan(attempt: 3, after: factsOnly).insert.map(\.text), ["£35"])
+    }
+
+    func testWithoutGrammarsAFactMissingGetsOneNewVariation() {
+        let p = policy(grammar: false)
+        let a = attempt(Self.kept, [Self.missing])
+        XCTAssertTrue(p.worthRetrying(a, a.findings))
+        XCTAssertEqual(p.plan(attempt: 2, after: a).insert.count, 0)
+        XCTAssertFalse(p.worthRetrying(attempt(Self.kept, [Self.missing], n: 2), [Self.missing]))
+    }
+}
