@@ -112,12 +112,13 @@ extension Compose {
         }
 
         /// Whether to try again after `a` (which failed). Missing facts alone (a tone aside):
-        /// by insertion, when one sentence can carry them; otherwise not. Not after a grammar attempt or an insertion: nothing does
-        /// better. Not for a tone alone that only a free retry could change: formal and
-        /// casual have had their lexical repairs, direct has none, and a tone a stronger line
-        /// did not fix is reported. Empathetic and diplomatic get one retry, opening with a
-        /// marker phrase. Anything worse (an echo, a refusal, an invented fact, a loop) gets
-        /// one new variation, not two: a second rescued almost none (eval, 2026-11-27).
+        /// by insertion, when one sentence can carry them; otherwise not. Not after a grammar
+        /// attempt or an insertion: nothing does better. Not for a tone alone that only a free
+        /// retry could change: formal and casual have had their lexical repairs, direct has
+        /// none, and a tone a stronger line did not fix is reported. Empathetic and diplomatic
+        /// get one retry, opening with a marker phrase. Anything worse (an echo, a refusal, an
+        /// invented fact, a loop) gets one new variation, not two: a second rescued almost
+        /// none (eval, 2026-11-27).
         func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
             if a.constrained || a.inserted { return false }
             // Facts alone: a sentence carrying them, or nothing when it could not say them all.
