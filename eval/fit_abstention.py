@@ -32,7 +32,7 @@ SWIFT = os.path.join(ROOT, "Sources", "ParlanceFeatures", "Verify", "Answerabili
 OUT = os.path.join(ROOT, "eval", "last-abstention.json")
 # The fields of Answerability.Weights after its bias, in order (Swift writes them in this order too).
 FEATURES = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport",
-            "relationMissing"]
+            "relationMissing", "sentenceCoverage"]
 MAX_WRONG_NOT_FOUND = 0.10
 
 

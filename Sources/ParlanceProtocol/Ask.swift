@@ -66,6 +66,8 @@ public enum AskStream: GeneratingMethod {
         public var modelPassed: Bool
         public var modelSaysNotFound: Bool
         public var answerSupport: Double
+        /// Best share of the focus words beside an answer of the expected kind (see its hint).
+        public var sentenceCoverage: Double = 0
         /// Present (true) for a near miss of the relation (see its hint).
         public var relationMissing: Bool? = nil
         public init(probability: Double = 0, expects: AnswerType?, questionCoverage: Double, focusCoverage: Double, typedCoverage: Double,
@@ -90,6 +92,7 @@ public enum AskStream: GeneratingMethod {
             "modelPassed": SchemaHint(description: "The model's own answer passed every check."),
             "modelSaysNotFound": SchemaHint(description: "The model answered that the document does not say."),
             "answerSupport": SchemaHint(description: "Share of the model answer's own content words (beyond the question's) found in the segments shown.", minimum: 0, maximum: 1),
+            "sentenceCoverage": SchemaHint(description: "Best share of the question's focus words in a sentence that holds an answer of the expected kind (any sentence when none is expected) and the sentence before it: what is asked stated beside its value, not only somewhere in the same passage.", minimum: 0, maximum: 1),
             "relationMissing": SchemaHint(description: "Present (true) when the question names what it asks the value of (a price, a budget, the unit of how many), passages hold an answer of the expected kind, and none holds it in that relation: the noun or a form of it in the answer's sentence."),
         ]
     }

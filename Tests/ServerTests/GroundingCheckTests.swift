@@ -57,7 +57,13 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertFalse(e.relationMissing, "\(e)")
         XCTAssertEqual(e.typedCoverage, 1, "\(e)")
         XCTAssertEqual(Ask.extractive(question: "How many headphones from the second production run passed final testing?", evidence: e,
-                                      passages: AnswerVerifier.Passages(launch)).map(\.id), [2])
+                                      passages: AnswerVerifier.Passages(launch), opening: 1).map(\.id), [2])
+        // The opening line names the product and answers nothing: never quoted, whatever matches it.
+        let journalists = "Which journalists received the Aero 2 headphones for the launch review?"
+        let opening = Answerability.evidence(question: journalists, segments: launch)
+        XCTAssertEqual(Ask.extractive(question: journalists, evidence: opening, passages: AnswerVerifier.Passages(launch), opening: nil).first?.id, 1,
+                       "without an opening, the line that names them: \(opening)")
+        XCTAssertEqual(Ask.extractive(question: journalists, evidence: opening, passages: AnswerVerifier.Passages(Array(launch.prefix(1))), opening: 1), [])
         // The model number alone answers no count.
         let named = Answerability.evidence(question: "How many headphones were reviewed?", segments: [launch[0]])
         XCTAssertTrue(named.passage.isEmpty, "\(named)")
@@ -77,6 +83,26 @@ final class GroundingCheckTests: XCTestCase {
         let hit = Answerability.evidence(question: "How much did the library roof cost?", segments: council)
         XCTAssertEqual(hit.passage.first, 4)
         XCTAssertEqual(hit.typedCoverage, 1)
+    }
+
+    /// A passage can hold the subject and a value of the right kind in different sentences:
+    /// the value beside the subject is what `sentenceCoverage` measures.
+    func testSentenceCoverageWantsTheSubjectBesideTheValue() {
+        let call = [
+            Segment(id: 1, speaker: "Agent", text: "You made calls to Canada on the 14th and 15th of May, each minute at the standard rate. "
+                    + "Your router restarted six times. The line rental is 45 pounds.", startOffset: 0, endOffset: 1),
+        ]
+        let q = "How much did each minute of the calls to Canada cost?"
+        let miss = Answerability.evidence(question: q, segments: call)
+        XCTAssertEqual(miss.typedCoverage, 1, "the passage holds the calls and an amount: \(miss)")
+        XCTAssertEqual(miss.sentenceCoverage, 0, "the amount's sentence, with the one before it, holds none of it: \(miss)")
+        let stated = [Segment(id: 1, speaker: "Agent", text: "The calls to Canada cost 9 pence a minute.", startOffset: 0, endOffset: 1)]
+        XCTAssertEqual(Answerability.evidence(question: q, segments: stated).sentenceCoverage, 1)
+        // The turn that asked counts as the sentence before the reply's first.
+        let asked = [Segment(id: 1, speaker: "Host", text: "And each minute of the calls to Canada?", startOffset: 0, endOffset: 1),
+                     Segment(id: 2, speaker: "Agent", text: "Nine pence.", startOffset: 1, endOffset: 2)]
+        XCTAssertEqual(Answerability.evidence(question: q, segments: asked).sentenceCoverage, 1)
+        XCTAssertEqual(Answerability.evidence(question: q, segments: [asked[1]]).sentenceCoverage, 0)
     }
 
     /// A near miss of the other kind: an amount beside the subject, but not the one asked for.
@@ -129,8 +155,11 @@ final class GroundingCheckTests: XCTestCase {
 
     func testProbabilityRisesWithEvidenceAndASupportedAnswer() {
         func f(_ typed: Double, missing: Bool, passed: Bool, notFound: Bool, support: Double) -> Double {
-            Answerability.probability(.init(expects: .amount, questionCoverage: 1, focusCoverage: 1, typedCoverage: typed, typeMissing: missing,
-                                            modelPassed: passed, modelSaysNotFound: notFound, answerSupport: support))
+            // The focus words stand beside the amount when a passage holds one (`sentenceCoverage`).
+            var features = Answerability.Features(expects: .amount, questionCoverage: 1, focusCoverage: 1, typedCoverage: typed, typeMissing: missing,
+                                                  modelPassed: passed, modelSaysNotFound: notFound, answerSupport: support)
+            features.sentenceCoverage = typed
+            return Answerability.probability(features)
         }
         let answered = f(1, missing: false, passed: true, notFound: false, support: 1)
         let nearMiss = f(0, missing: true, passed: true, notFound: false, support: 0.3)

@@ -129,6 +129,27 @@ final class VerifierTests: XCTestCase {
         XCTAssertNil(AnswerVerifier.factSource(question: "Who runs it?", answer: "Casa Brasa.", passages: .init(shown)))
     }
 
+    /// The segment that states the value asked for beside its subject is cited, however the
+    /// model answered, though retrieval ranks the segments that repeat the question's words first.
+    func testTheEvidencePassageIsCited() {
+        let shown = [
+            Segment(id: 1, speaker: "Host", text: "The new mould is the big topic today, the new mould for the charging case."),
+            Segment(id: 2, speaker: "Lena", text: "Everyone agrees the new mould was needed, because the old mould cracked twice."),
+            Segment(id: 3, speaker: "Lena", text: "The mould maker in Porto delivered the new mould in May."),
+            Segment(id: 4, speaker: "Felix", text: "It came to 12,000 euros in the end."),
+            Segment(id: 5, speaker: "Host", text: "Next, the posters for the new mould campaign."),
+        ]
+        let question = "How much did the new mould cost?"
+        let evidence = Answerability.evidence(question: question, segments: shown)
+        XCTAssertEqual(evidence.quote, [4], "\(evidence)")
+        let answer = "The new mould is a very important part of the case."
+        let without = AnswerVerifier.check(question: question, answer: answer, cited: [], shown: shown, instructions: [])
+        XCTAssertFalse(without.citations.contains(4), "retrieval alone: \(without.citations)")
+        let with = AnswerVerifier.check(question: question, answer: answer, cited: [], passages: .init(shown), instructions: [], evidence: evidence.quote)
+        XCTAssertTrue(with.citations.contains(4), "\(with.citations)")
+        XCTAssertLessThanOrEqual(with.citations.count, 3)
+    }
+
     func testSupportedCitationIsKept() {
         let v = AnswerVerifier.check(question: "How many hives do they keep?", answer: "They keep twelve hives in Leeds.", cited: [2],
                                      shown: segments, instructions: [])

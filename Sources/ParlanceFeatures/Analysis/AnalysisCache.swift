@@ -20,7 +20,9 @@ public actor AnalysisCache {
     /// for money only beside a money word, and the extractive answer quotes only the
     /// segments that hold the answer.
     /// 9: a string the grammar closed where the model meant to go on is reopened (`SpillGuard`).
-    public static let checksVersion = 9
+    /// 10: answerability reads `sentenceCoverage` (an answer's `answerability` gained it, and
+    /// the weights were refitted).
+    public static let checksVersion = 10
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

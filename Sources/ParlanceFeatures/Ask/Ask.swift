@@ -121,14 +121,14 @@ public enum Ask {
 
     /// The extractive fallback: of the passage the evidence found holding the question's subject
     /// and an answer of the kind asked for, the segments with the answer (the reply when it is an interviewer's question),
-    /// else the shown segment that best matches the question.
-    static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages) -> [Segment] {
-        let held = evidence.quote.compactMap { id in passages.segments.first { $0.id == id } }
-            .filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
+    /// else the shown segment that best matches the question. Never the transcript's opening
+    /// segment (`opening`, a welcome that names the topic: it shares the question's words and
+    /// answers nothing); empty when nothing else is left.
+    static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages, opening: Int?) -> [Segment] {
+        let quotable = { (s: Segment) in s.id != opening && !s.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
+        let held = evidence.quote.compactMap { id in passages.segments.first { $0.id == id } }.filter(quotable)
         if !held.isEmpty { return Array(held.prefix(2)) }
-        let ranked = AnswerVerifier.relevant(question: question, passages: passages)
-        let replies = ranked.filter { !$0.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
-        return Array(replies.prefix(1))
+        return Array(AnswerVerifier.relevant(question: question, passages: passages).filter(quotable).prefix(1))
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).

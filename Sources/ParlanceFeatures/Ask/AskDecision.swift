@@ -28,7 +28,9 @@ extension Ask {
         if verify, !answers, !saysNotFound || !checked.passed {
             decision = unanswerable(decision, evidence: evidence, input: input, ctx: ctx)
         } else if verify, answers, !checked.passed || saysNotFound {
+            // Nothing to quote but the opening: the document does not give it after all.
             decision = quoted(decision, best: best, turn: turn, shown: shown, evidence: evidence, input: input, ctx: ctx)
+                ?? unanswerable(decision, evidence: evidence, input: input, ctx: ctx)
         }
         if decision.outcome == .answered, decision.verification.fallback == nil, best.attempt != decision.verification.attempts || best.cut {
             // An earlier attempt was better than the last one streamed, or the answer was cut
@@ -65,11 +67,13 @@ extension Ask {
     }
 
     /// No usable model answer (or the model said "not mentioned" where the evidence holds
-    /// the answer): quote the passage that holds it.
+    /// the answer): quote the passage that holds it; nil when there is none to quote.
     static func quoted(_ d: Decision, best: Attempted, turn: Turn, shown: Shown, evidence: Answerability.Evidence, input: AnalysisInput,
-                       ctx: RequestContext) -> Decision {
+                       ctx: RequestContext) -> Decision? {
         let failed = d.verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
-        let quoted = extractive(question: turn.question, evidence: evidence, passages: AnswerVerifier.Passages(shown.segments))
+        let quoted = extractive(question: turn.question, evidence: evidence, passages: AnswerVerifier.Passages(shown.segments),
+                                opening: input.transcript.segments.first?.id)
+        guard !quoted.isEmpty else { return nil }
         let repaired = best.verdict.citations.compactMap { input.segment($0) }
         let citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
         let answer = quoted.map { quote($0) }.joined(separator: " ")

@@ -82,7 +82,7 @@ extension Ask {
             // document never gives what is asked: one attempt, no retries.
             attempts.maxAttempts = 1
         }
-        let (best, checked, usage) = try await generate(turn, shown: shown, engine: engine, options: options, attempts: attempts, session: s, ctx: ctx)
+        let (best, checked, usage) = try await generate(turn, shown: shown, evidence: evidence, engine: engine, options: options, attempts: attempts, session: s, ctx: ctx)
         // Described again once generated: a pool's provenance names the endpoint that served.
         meta.provenance = options.provenance(engine)
         let decision = decide(best, checked: checked, turn: turn, shown: shown, evidence: evidence, input: input, verify: attempts.verify, ctx: ctx)
@@ -198,6 +198,7 @@ extension Ask {
                                        typedCoverage: (evidence.typedCoverage * 100).rounded() / 100,
                                        typeMissing: evidence.expects != nil && evidence.passage.isEmpty, modelPassed: passed,
                                        modelSaysNotFound: saysNotFound, answerSupport: (support * 100).rounded() / 100)
+        f.sentenceCoverage = (evidence.sentenceCoverage * 100).rounded() / 100
         f.relationMissing = evidence.relationMissing ? true : nil
         f.probability = (Answerability.probability(f) * 1000).rounded() / 1000
         return f
@@ -206,8 +207,8 @@ extension Ask {
     /// The model's attempts at the answer, as plain prose, each checked against the segments
     /// shown; later attempts add a stricter last line to the same prompt (the transcript
     /// before it stays cached). Then, for the answer kept, its fields (`fields`).
-    static func generate(_ turn: Turn, shown: Shown, engine: any LanguageModel, options: ResolvedOptions, attempts: Attempts, session s: SessionState,
-                         ctx: RequestContext) async throws -> (best: Attempted, checked: Verification, usage: Usage) {
+    static func generate(_ turn: Turn, shown: Shown, evidence: Answerability.Evidence, engine: any LanguageModel, options: ResolvedOptions,
+                         attempts: Attempts, session s: SessionState, ctx: RequestContext) async throws -> (best: Attempted, checked: Verification, usage: Usage) {
         let instructions = [task, fieldsTask, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
         let passages = AnswerVerifier.Passages(shown.segments)
         var usage = Usage.zero
@@ -255,7 +256,7 @@ extension Ask {
         let cited = d["citations"]?.arrayValue?.compactMap(\.intValue) ?? []
         kept.out.json = ["answer": .string(answer), "citations": .array(cited.map { .int($0) }), "relatedTopics": d["relatedTopics"] ?? []]
         kept.verdict = AnswerVerifier.check(question: turn.question, answer: answer, cited: cited, passages: passages, instructions: instructions,
-                                            mode: attempts.mode)
+                                            mode: attempts.mode, evidence: evidence.expects == nil ? [] : evidence.quote)
         let findings = kept.verdict.findings
         verification.issues = findings.map(\.issue)
         verification.passed = !findings.contains(where: \.isOpen)

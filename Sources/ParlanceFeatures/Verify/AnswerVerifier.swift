@@ -61,8 +61,10 @@ public enum AnswerVerifier {
     }
 
     /// The answer checked and its citations repaired (`.repair`) or reported (`.report`).
+    /// `evidence`: the shown segments that hold what is asked beside an answer of the kind
+    /// asked for (`Answerability.Evidence.quote`), cited after the answer's own source.
     public static func check(question: String, answer: String, cited: [Int], passages: Passages, instructions: [String],
-                             mode: VerifyMode = .repair) -> Repaired<Verdict> {
+                             mode: VerifyMode = .repair, evidence: [Int] = []) -> Repaired<Verdict> {
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
         var findings = degenerate(question: question, answer: text, passages: passages, instructions: instructions)
             .map { [Finding(.degenerate, $0, path: "answer")] } ?? []
@@ -77,7 +79,7 @@ public enum AnswerVerifier {
         let invented = Facts.unsupported(in: withoutReferences(text), by: factSources(question: question, segments: passages.segments))
         if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }
         let answerPassed = findings.isEmpty
-        let citations = repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode)
+        let citations = repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode, evidence: evidence)
         return Repaired(Verdict(citations: citations.value, saysNotFound: false, answerPassed: answerPassed), findings: findings + citations.findings)
     }
 
@@ -179,9 +181,10 @@ public enum AnswerVerifier {
     }
 
     /// The citations to return: the model's that share words with the question and the answer,
-    /// retrieval's best for the question and the answer's best support added before them
-    /// (`.repair`); as cited, with the same findings (`.report`).
-    static func repairCitations(question: String, answer: String, cited: [Int], passages: Passages, mode: VerifyMode) -> Repaired<[Int]> {
+    /// retrieval's best for the question, the answer's own source, the evidence passage and the
+    /// answer's best support added before them (`.repair`); as cited, with the same findings (`.report`).
+    static func repairCitations(question: String, answer: String, cited: [Int], passages: Passages, mode: VerifyMode,
+                                evidence: [Int] = []) -> Repaired<[Int]> {
         let shown = passages.segments
         let questionTerms = TextChecks.terms(question)
         let answerTerms = TextChecks.terms(answer)
@@ -203,10 +206,12 @@ public enum AnswerVerifier {
         var findings: [Finding] = []
         if !dropped.isEmpty { findings.append(Finding(.unsupportedCitation, .weakCitations(dropped), path: "citations").acted(.removed, mode)) }
         // Retrieval's best segment for the question leads, then the segment the answer's own
-        // figures and names come from, retrieval's second, and the segment that best supports
-        // the answer and the question when it shares a word with the question.
+        // figures and names come from, the evidence passage's first segment (what is asked
+        // stated beside a value of its kind), retrieval's second, and the segment that best
+        // supports the answer and the question when it shares a word with the question.
         var leading = Array(byQuestion.prefix(1))
         if let source = factSource(question: question, answer: answer, passages: passages) { leading.append(source) }
+        if let first = evidence.first, shown.contains(where: { $0.id == first }) { leading.append(first) }
         leading += byQuestion.dropFirst().prefix(1)
         if let best = byAnswer.first?.id, let seg = shown.first(where: { $0.id == best }), !TextChecks.terms(seg.text).isDisjoint(with: questionTerms) {
             leading.append(best)

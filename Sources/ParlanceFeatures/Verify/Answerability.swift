@@ -27,6 +27,10 @@ public enum Answerability {
         /// Best share of the focus words in a passage that also holds an answer of the
         /// expected type (`focusCoverage` when the question expects no type).
         public var typedCoverage: Double
+        /// Best share of the focus words in a sentence holding an answer of the expected type
+        /// (any sentence when the question expects none) together with the sentence before it
+        /// (`sentenceCoverage`).
+        public var sentenceCoverage = 0.0
         /// The segment ids of that passage (the extractive answer's candidates).
         public var passage: [Int]
         /// The segments of `passage` that hold the answer on their own, what the extractive
@@ -75,14 +79,43 @@ public enum Answerability {
             }
         }
         // The passage quoted is one where the answer stands in the asked relation when there is
-        // one ("the price" of "what price did they settle on", not the launch budget beside it);
-        // the coverages, which the probability reads, are unchanged.
-        let passage = bestRelated.ids.isEmpty ? bestTyped.ids : bestRelated.ids
+        // one ("the price" of "what price did they settle on", not the launch budget beside it),
+        // else the segment whose sentence states an answer of the kind asked beside the most of
+        // the question's words (not a greeting that names the place), else the passage with the
+        // most; the coverages, which the probability reads, are unchanged.
+        let sentence = bestSentence(focus: focus, expects: expects, segments: segments, unit: unit, questionWords: questionWords)
+        let passage = !bestRelated.ids.isEmpty ? bestRelated.ids : sentence.segment.map { [$0] } ?? bestTyped.ids
         let index = Dictionary(segments.indices.map { (segments[$0].id, $0) }, uniquingKeysWith: { a, _ in a })
         let holding = passage.filter { index[$0].map { typedIn[$0] } ?? false }
-        return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, passage: passage,
-                        quote: holding.isEmpty ? passage : holding,
+        return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, sentenceCoverage: sentence.coverage,
+                        passage: passage, quote: holding.isEmpty ? passage : holding,
                         relationMissing: head != nil && !bestTyped.ids.isEmpty && bestRelated.ids.isEmpty)
+    }
+
+    /// The best share of `focus` in a sentence that holds an answer of type `expects` (any
+    /// sentence when nil) read with the sentence before it, the previous segment's text for a
+    /// segment's first sentence (the turn that asked). A near miss states a value of the right
+    /// kind in the passage, but about something else in its own sentence: measured on the
+    /// labeled set's tuning part, this separates answerable questions from unanswerable ones
+    /// better than the passage coverage (AUC 0.66 against 0.58, each alone).
+    /// Returns that share and the segment of the sentence (the first at the best share; nil
+    /// when no sentence shares a focus word).
+    static func bestSentence(focus: Set<String>, expects: AnswerType?, segments: [Segment], unit: String?,
+                             questionWords: Set<String>) -> (coverage: Double, segment: Int?) {
+        guard !focus.isEmpty else { return (0, nil) }
+        var best = (coverage: 0.0, segment: Int?.none)
+        for (i, segment) in segments.enumerated() {
+            let sentences = Sentences.split(segment.text)
+            for (j, sentence) in sentences.enumerated() {
+                guard expects.map({ holds($0, in: sentence, unit: unit, questionWords: questionWords) }) ?? true else { continue }
+                let before = j > 0 ? sentences[j - 1] : i > 0 && segments[i - 1].id == segment.id - 1 ? segments[i - 1].text : ""
+                let terms = Set(Lexicon.words(before + " " + sentence, .terms))
+                let share = Double(focus.intersection(terms).count) / Double(focus.count)
+                if share > best.coverage { best = (share, segment.id) }
+                if share == 1 { return best }
+            }
+        }
+        return best
     }
 
     /// The noun the question asks the value of: "price" in "what price did they settle on",
@@ -200,7 +233,7 @@ public enum Answerability {
     /// output in the closing note of issue 41, 81 questions), which writes them here in this order.
     struct Weights {
         let bias, questionCoverage, focusCoverage, typedCoverage, typeMissing: Double
-        let modelPassed, modelSaysNotFound, answerSupport, relationMissing: Double
+        let modelPassed, modelSaysNotFound, answerSupport, relationMissing, sentenceCoverage: Double
 
         /// The weighted sum of `f`'s features (booleans count 1 when true), the bias first.
         func logit(_ f: Features) -> Double {
@@ -214,15 +247,16 @@ public enum Answerability {
             z += modelSaysNotFound * (f.modelSaysNotFound ? 1 : 0)
             z += answerSupport * f.answerSupport
             z += relationMissing * (f.relationMissing == true ? 1 : 0)
+            z += sentenceCoverage * f.sentenceCoverage
             return z
         }
     }
 
-    static let weights = Weights(bias: 0.674, questionCoverage: -0.037, focusCoverage: -1.586, typedCoverage: 1.084, typeMissing: -0.151,
-                                 modelPassed: 0.409, modelSaysNotFound: -0.600, answerSupport: 0.551, relationMissing: -0.235)
+    static let weights = Weights(bias: 0.596, questionCoverage: 0.007, focusCoverage: -1.767, typedCoverage: 0.229, typeMissing: -0.200,
+                                 modelPassed: -0.282, modelSaysNotFound: 0.000, answerSupport: 0.784, relationMissing: -0.275, sentenceCoverage: 1.530)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.52
+    public static let threshold = 0.5
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
