@@ -81,8 +81,8 @@ public enum Answerability {
         // The passage quoted is one where the answer stands in the asked relation when there is
         // one ("the price" of "what price did they settle on", not the launch budget beside it),
         // else the segment whose sentence states an answer of the kind asked beside the most of
-        // the question's words (not a greeting that names the place), else the passage with the
-        // most; the coverages, which the probability reads, are unchanged.
+        // the question's words (not the segment where they are merely near it), else the passage
+        // with the most; the coverages, which the probability reads, are unchanged.
         let sentence = bestSentence(focus: focus, expects: expects, segments: segments, unit: unit, questionWords: questionWords)
         let passage = !bestRelated.ids.isEmpty ? bestRelated.ids : sentence.segment.map { [$0] } ?? bestTyped.ids
         let index = Dictionary(segments.indices.map { (segments[$0].id, $0) }, uniquingKeysWith: { a, _ in a })
