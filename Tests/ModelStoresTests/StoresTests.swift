@@ -853,12 +853,13 @@ final class StoresTests: XCTestCase {
 
         let env = ProcessInfo.processInfo.environment
         let cache = env["PARLANCE_SETUP_CACHE"] ?? ((env["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/parlance-setup")
-        var candidates = [env["PARLANCE_LLAMA_ARCH_SOURCE"], cache + "/llama-src-\(version)/src/llama-arch.cpp"].compactMap { $0 }
-        for d in (try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [] where d.hasPrefix("llama") {
-            candidates.append("\(cache)/\(d)/vendor/llama.cpp/src/llama-arch.cpp")
+        // scripts/setup-llama.sh keeps it in the build's prefix, beside lib/.
+        var candidates = [env["PARLANCE_LLAMA_ARCH_SOURCE"], env["PARLANCE_LLAMA_LIBDIR"].map { $0 + "/../src/llama-arch.cpp" }].compactMap { $0 }
+        for d in (try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [] where d.hasPrefix("llama-\(version)-") {
+            candidates.append("\(cache)/\(d)/src/llama-arch.cpp")
         }
         guard let source = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-            throw XCTSkip("llama.cpp's src/llama-arch.cpp for \(version) is not on disk (scripts/setup-test-models.sh keeps it)")
+            throw XCTSkip("llama.cpp's src/llama-arch.cpp for \(version) is not on disk (scripts/setup-llama.sh keeps it)")
         }
         let text = try String(contentsOfFile: source, encoding: .utf8)
         let start = try XCTUnwrap(text.range(of: "LLM_ARCH_NAMES = {"), "LLM_ARCH_NAMES not in \(source)")
