@@ -73,7 +73,7 @@ clean:
 PREFIX ?= /usr/local
 DESTDIR ?=
 STATIC_SCRATCH = .build/static
-STATIC_BUILD = swift build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) $(RPATH)
+STATIC_BUILD = swift build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product parlance $(RPATH)
 # Under sudo the build runs as the invoking user (their set-up cache, no root-owned files
 # in the tree); only the copying runs as root.
 AS_BUILDER = $(if $(and $(SUDO_USER),$(filter-out root,$(SUDO_USER))),sudo -u "$(SUDO_USER)" -H )

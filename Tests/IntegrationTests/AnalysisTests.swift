@@ -274,6 +274,7 @@ final class LongAnalysisTests: XCTestCase {
         XCTAssertEqual(again["cached"], true)
         XCTAssertEqual(again["summary"], summary["summary"])
         assertNoModelWork(d.progress(token: "long-sum-again"), "the repeated analysis/summarize")
+        print("long usage \(summary["usage"] ?? .null) attempts \(summary["attempts"] ?? .null)")
         print("long transcript (\(info["tokens"]!) tokens, \(chunks) parts): summarize first \(String(format: "%.1f", first)) s, cached \(String(format: "%.3f", cachedSeconds)) s")
 
         // The other whole-transcript analyses reuse the part notes: one call each, or none.

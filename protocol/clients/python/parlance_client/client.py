@@ -58,6 +58,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 TOOL_CALL = "tool/call"
 """The request the daemon sends to run a tool."""
+PROGRESS_CREATE = "window/workDoneProgress/create"
+"""The request an LSP server sends before it reports progress on a token of its own."""
 
 ERROR_NAMES: Dict[int, str] = {
     -32700: "parseError",
@@ -282,6 +284,9 @@ class ParlanceClient:
         self._tools: Dict[str, Tool] = {}
         self._tool_lock = threading.Lock()  # guards _tools, _tool_calls
         self._tool_calls: Dict[Any, ToolInvocation] = {}  # running, by request id
+        # Set by initialize() when it declares window.workDoneProgress: the client then
+        # answers window/workDoneProgress/create itself, as that capability promises.
+        self._answers_progress_create = False
         self._tool_handlers: List[ToolCallHandler] = []
         #: Every ``tool/call`` this client answered (or is running), oldest first.
         self.tool_invocations: Deque[ToolInvocation] = collections.deque(maxlen=10000)
@@ -302,6 +307,12 @@ class ParlanceClient:
         ``capabilities.tools`` is declared (true) when ``tools`` is True, or when it is None
         and a tool is registered: the daemon accepts ``tools`` on ``session/create`` only
         then. A ``capabilities`` dict in ``params`` is merged over the defaults.
+
+        ``window.workDoneProgress`` is declared (the default) as LSP means it: the client
+        then answers the daemon's ``window/workDoneProgress/create`` requests itself (the
+        daemon waits for that answer before it reports progress on the token, for example
+        while it resolves a code action). A client initialized by a raw ``request`` gets
+        those requests from :meth:`next_server_request` instead.
         """
         info: Dict[str, Any] = {"name": client_name}
         if client_version:
@@ -321,6 +332,9 @@ class ParlanceClient:
         else:
             p["capabilities"] = caps
         p.update(params)
+        declared = p.get("capabilities")
+        window = declared.get("window") if isinstance(declared, Mapping) else None
+        self._answers_progress_create = isinstance(window, Mapping) and window.get("workDoneProgress") is True
         result: Dict[str, Any] = self.request("initialize", p)
         self.server_info = result.get("serverInfo")
         self.capabilities = result.get("capabilities")
@@ -737,7 +751,11 @@ class ParlanceClient:
         if "method" in v:
             method, params = v["method"], v.get("params")
             if "id" in v:
-                if method != TOOL_CALL or not self._take_tool_call(v):
+                if method == PROGRESS_CREATE and self._answers_progress_create:
+                    # Declared by initialize(): accept the token (its $/progress reaches
+                    # on_notification and the request's progress like any other).
+                    self.respond(v["id"], None)
+                elif method != TOOL_CALL or not self._take_tool_call(v):
                     self._server_requests.put(v)
             elif method == "$/cancelRequest":
                 self._cancel_tool_call(params)

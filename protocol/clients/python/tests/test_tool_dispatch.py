@@ -461,3 +461,18 @@ def test_a_tool_may_call_request(pipes: PipePair) -> None:
     assert req["method"] == "model/status"
     pipes.peer.send({"jsonrpc": "2.0", "id": req["id"], "result": {"name": "tiny"}})
     assert answer(pipes, "parlance-1")["result"] == {"content": "tiny"}
+
+
+# -- window/workDoneProgress/create --------------------------------------------------------------
+
+
+def test_a_declared_work_done_progress_answers_the_create_request(pipes: PipePair) -> None:
+    initialize_params(pipes)
+    pipes.peer.send({"jsonrpc": "2.0", "id": "parlance-7", "method": "window/workDoneProgress/create", "params": {"token": "t-1"}})
+    assert answer(pipes, "parlance-7") == {"jsonrpc": "2.0", "id": "parlance-7", "result": None}
+
+
+def test_without_the_capability_the_create_request_is_the_programs(pipes: PipePair) -> None:
+    initialize_params(pipes, capabilities={"window": {"workDoneProgress": False}})
+    pipes.peer.send({"jsonrpc": "2.0", "id": "parlance-8", "method": "window/workDoneProgress/create", "params": {"token": "t-2"}})
+    assert pipes.client.next_server_request("window/workDoneProgress/create", timeout=TIMEOUT)["id"] == "parlance-8"
