@@ -207,7 +207,10 @@ public final class Engine: Sendable {
             parameters: model.parameterCount, sizeBytes: model.sizeBytes, fileBytes: fileBytes, contextSize: ctx.size,
             trainedContextSize: model.contextTrainSize, vocabularySize: model.vocabularySize, chatTemplate: prompt.hasTemplate,
             templateSha256: SHA256.hex(model.chatTemplate ?? ""), layers: model.layerCount,
-            gpuLayers: MemoryUse.offloadedLayers(allocations) ?? config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu), memory: {
+            // Without a GPU device nothing is offloaded, whatever llama.cpp logs: built with its
+            // RPC backend it honours --gpu-layers and logs "offloaded 31/31 layers to GPU"
+            // with no RPC server to put them on, and they stay on the CPU.
+            gpuLayers: gpu ? MemoryUse.offloadedLayers(allocations) ?? config.gpuLayers.offloaded(layers: model.layerCount, gpuAvailable: gpu) : 0, memory: {
                 var m = MemoryUse.parse(allocations)
                 if m.weightsBytes == 0 { m.weightsBytes = model.sizeBytes }  // no log sink installed
                 return m
