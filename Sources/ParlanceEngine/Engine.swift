@@ -169,9 +169,9 @@ public final class Engine: Sendable {
     private let scheduler: Scheduler
     private let ids = IDCounter()
     private let digest: ModelDigest
-    /// The vocabulary's tokens that hold a digit, with their text (read once, when a
-    /// `NumberGuard` first needs them).
-    private let digitTokens = Mutex<[(token: Token, text: String)]?>(nil)
+    /// The vocabulary's tokens that hold a digit, and those of separators only, with their
+    /// text (read once, when a `NumberGuard` first needs them).
+    private let digitTokens = Mutex<(digits: [(token: Token, text: String)], separators: [(token: Token, text: String)])?>(nil)
 
     public init(config: EngineConfig) throws(EngineError) {
         var config = config
@@ -251,18 +251,28 @@ public final class Engine: Sendable {
         FactGuard(facts: facts, tokenize: { model.tokenize($0, special: false) }, piece: { String(decoding: model.piece($0), as: UTF8.self) })
     }
 
+    /// A guard that keeps `words` out of the output, in this model's tokens.
+    public func wordGuard(_ words: [String]) -> WordGuard {
+        WordGuard(words: words, tokenize: { model.tokenize($0, special: false) })
+    }
+
     /// A guard that keeps the output to the numbers of `source`, in this model's tokens.
     public func numberGuard(source: String) -> NumberGuard {
         let tokens = digitTokens.withLock { cached in
             if let cached { return cached }
-            let found = (0..<Token(model.vocabularySize)).compactMap { t -> (token: Token, text: String)? in
+            var digits: [(token: Token, text: String)] = [], separators: [(token: Token, text: String)] = []
+            for t in 0..<Token(model.vocabularySize) {
                 let text = String(decoding: model.piece(t), as: UTF8.self)
-                return text.contains(where: \.isASCIIDigit) ? (t, text) : nil
+                if text.contains(where: \.isASCIIDigit) {
+                    digits.append((t, text))
+                } else if !text.isEmpty, text.allSatisfy({ $0 == "." || $0 == "," || $0 == ":" }) {
+                    separators.append((t, text))
+                }
             }
-            cached = found
-            return found
+            cached = (digits, separators)
+            return (digits, separators)
         }
-        return NumberGuard(source: source, digitTokens: tokens)
+        return NumberGuard(source: source, digitTokens: tokens.digits, separatorTokens: tokens.separators, vocabularySize: model.vocabularySize)
     }
 
     /// Runs a request. Cancelling the consuming task (or dropping the stream) cancels it

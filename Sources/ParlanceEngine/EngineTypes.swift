@@ -94,11 +94,13 @@ public struct GenerationRequest: Sendable, CarriesGenerationSettings {
     /// The output writes no number that the guard's source does not begin (`NumberGuard`);
     /// nil: no guard, generation as without it, token for token.
     public var numberGuard: NumberGuard?
+    /// Words the output never writes (`WordGuard`); nil: no guard, generation as without it.
+    public var wordGuard: WordGuard?
 
     public init(prompt: [Token], settings: GenerationSettings = .init(), grammar: String? = nil, factGuard: FactGuard? = nil,
-                numberGuard: NumberGuard? = nil) {
+                numberGuard: NumberGuard? = nil, wordGuard: WordGuard? = nil) {
         (self.prompt, self.settings, self.grammar) = (prompt, settings, grammar)
-        (self.factGuard, self.numberGuard) = (factGuard, numberGuard)
+        (self.factGuard, self.numberGuard, self.wordGuard) = (factGuard, numberGuard, wordGuard)
     }
 }
 

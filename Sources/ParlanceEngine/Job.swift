@@ -41,6 +41,8 @@ final class Job: @unchecked Sendable {
     var repeats: RepeatGuard?
     /// The numbers it may write (nil: any).
     var numbers: NumberGuard?
+    /// The words it may not write (nil: any).
+    var words: WordGuard?
     /// Where its output stands in JSON strings, the close last emitted while it may still be
     /// taken back, the string reopened last (its number) with how often, and how many closes
     /// were taken back in all (`SpillGuard.swift`). `armable`: this step's tokens are not a
@@ -58,6 +60,7 @@ final class Job: @unchecked Sendable {
         if request.grammar == nil, let f = request.factGuard, !f.isEmpty { facts = f }
         repeats = request.noRepeatRun.map(RepeatGuard.init(run:))
         numbers = request.numberGuard
+        words = request.wordGuard.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }

@@ -10,34 +10,80 @@
 /// are read by the same rule. The separators are not held to the source's: banning "1150"
 /// for "£1,150" lost the fact altogether more often than `FactRepair` loses it (it puts
 /// "£1150" back as written).
+///
+/// A number of two digits or more that only begins one of the source's cannot end there
+/// either: after "11" of "1,150" or "48" of "48213" only the tokens that go on with the
+/// number are admissible (the model wrote "£11" and "order #48" and moved on). One digit
+/// is no distinctive start ("2 weeks" beside "21 October"): it may end, and an invented
+/// number is then the verifier's to find.
 public struct NumberGuard: Sendable {
     /// Every prefix of every number of the source, as written (the empty one included).
     let prefixes: Set<String>
-    /// The model's tokens that hold a digit, with their text: the only ones the guard bans.
+    /// The source's numbers, whole: a number of two digits or more may end only as one of these.
+    let whole: Set<String>
+    /// The model's tokens that hold a digit, with their text: the only ones the guard bans
+    /// where a number may end.
     let digitTokens: [(token: Token, text: String)]
+    /// The tokens of separators only (`.`, `,`, `:`), which may go on with a number.
+    let separatorTokens: [(token: Token, text: String)]
+    /// The vocabulary's size: where a number may not end, every token but those that go on with it is banned.
+    let vocabularySize: Int
     /// The tokens banned where the output is not writing a number (most steps): computed once.
     let bannedAfterText: [Token]
     private var state = Reader()
 
     /// `source`: the text whose numbers the output may write (the selection, the refined
-    /// text, the user's instructions). `digitTokens`: the model's tokens holding a digit
-    /// (`Engine.numberGuard` keeps them).
-    public init(source: String, digitTokens: [(token: Token, text: String)]) {
+    /// text, the user's instructions). `digitTokens`: the model's tokens holding a digit,
+    /// `separatorTokens` those of separators only, `vocabularySize` the model's
+    /// (`Engine.numberGuard` keeps them); without the last two a started number may end anywhere.
+    public init(source: String, digitTokens: [(token: Token, text: String)], separatorTokens: [(token: Token, text: String)] = [],
+                vocabularySize: Int = 0) {
         // Every state the reader passes through is a prefix of the number it is reading.
         var r = Reader()
         var p: Set<String> = [""]
-        for c in source {
+        var w: Set<String> = []
+        for c in source + " " {
+            let before = r.run
             r.read(c)
             p.insert(r.run)
+            // A number ends where a character neither adds a digit to it nor stands as its separator.
+            let goesOn = r.run == before + String(c) || (r.run == before && r.separatorPending)
+            if !before.isEmpty, !goesOn { w.insert(before) }
         }
         prefixes = p
+        whole = w
         self.digitTokens = digitTokens
+        self.separatorTokens = separatorTokens
+        self.vocabularySize = vocabularySize
         bannedAfterText = Self.banned(digitTokens, from: Reader(), prefixes: p)
     }
 
-    /// The tokens that would write a number no number of the source begins with.
+    /// The tokens that would write a number no number of the source begins with, and where
+    /// the output is partway through one of them, every token that would end it.
     public var banned: [Token] {
-        state == Reader() ? bannedAfterText : Self.banned(digitTokens, from: state, prefixes: prefixes)
+        if state == Reader() { return bannedAfterText }
+        guard mustGoOn else { return Self.banned(digitTokens, from: state, prefixes: prefixes) }
+        let goOn = Set((digitTokens + separatorTokens).compactMap { Self.continues($0.text, from: state, prefixes: prefixes) ? $0.token : nil })
+        return (0..<Token(vocabularySize)).filter { !goOn.contains($0) }
+    }
+
+    /// The output is partway through a number of the source: two digits or more written,
+    /// and not a whole number of the source.
+    var mustGoOn: Bool {
+        vocabularySize > 0 && state.run.count >= 2 && !whole.contains(state.run)
+    }
+
+    /// Whether `text`, read from `state`, goes on with the number: digits and separators
+    /// only, every digit keeping it a prefix of the source's numbers, never two separators
+    /// in a row.
+    static func continues(_ text: String, from state: Reader, prefixes: Set<String>) -> Bool {
+        var r = state
+        for c in text {
+            guard c.isASCIIDigit || ((c == "." || c == "," || c == ":") && r.afterDigit) else { return false }
+            r.read(c)
+            if c.isASCIIDigit, !prefixes.contains(r.run) { return false }
+        }
+        return !text.isEmpty
     }
 
     static func banned(_ digitTokens: [(token: Token, text: String)], from state: Reader, prefixes: Set<String>) -> [Token] {

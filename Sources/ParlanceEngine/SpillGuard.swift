@@ -63,6 +63,7 @@ final class TentativeClose {
     let text: UTF8Accumulator
     let repeats: RepeatGuard?
     let numbers: NumberGuard?
+    let words: WordGuard?
     let index: NGramIndex?
     let lexer: JSONStringLexer
     let generated: Int
@@ -72,12 +73,12 @@ final class TentativeClose {
     /// Taken before the close changes anything of the job's.
     init(sampler: LlamaSampler, logits: [Float], job j: Job) {
         (self.sampler, self.logits) = (sampler, logits)
-        (text, repeats, numbers, index, lexer, generated) = (j.text, j.repeats, j.numbers, j.index, j.lexer, j.generated.count)
+        (text, repeats, numbers, words, index, lexer, generated) = (j.text, j.repeats, j.numbers, j.words, j.index, j.lexer, j.generated.count)
     }
 
     /// Puts the job back as it was before the close (its KV cell is the caller's to drop).
     func restore(_ j: Job) {
-        (j.text, j.repeats, j.numbers, j.index, j.lexer) = (text, repeats, numbers, index, lexer)
+        (j.text, j.repeats, j.numbers, j.words, j.index, j.lexer) = (text, repeats, numbers, words, index, lexer)
         j.generated.removeSubrange(generated...)
         j.sampler = sampler
         j.reopens = (lexer.opened, j.reopens.string == lexer.opened ? j.reopens.count + 1 : 1)
@@ -108,7 +109,7 @@ extension Scheduler {
     /// token is admissible in the close's place; nil when the close stands.
     func replacement(for t: TentativeClose, of j: Job, index: Int32) -> Token? {
         guard let sampler = j.sampler, !sampler.admitsTop(ctx, index: index) else { return nil }
-        let banned = quoteTokens + (t.repeats?.banned ?? []) + (t.numbers?.banned ?? [])
+        let banned = quoteTokens + (t.repeats?.banned ?? []) + (t.numbers?.banned ?? []) + (t.words?.banned ?? [])
         let r = t.sampler.sample(row: t.logits, banned: banned)
         return r >= 0 ? r : nil
     }

@@ -250,6 +250,7 @@ extension Scheduler {
         drafter.emitted(tok, by: j)
         j.facts?.observe(tok, text: pieceText, wasForced: forced != nil)
         j.numbers?.observe(pieceText)
+        j.words?.observe(tok)
         let delta = j.text.append(piece)
         if j.generated.count >= j.request.maxTokens {
             if !delta.isEmpty { j.continuation.yield(.text(delta)) }
@@ -268,10 +269,10 @@ extension Scheduler {
     }
 
     /// The job's next token sampled, never one that repeats a run of its output
-    /// (`RepeatGuard`) or writes a number its source does not have (`NumberGuard`), unless
-    /// nothing else is admissible (a grammar's forced literal).
+    /// (`RepeatGuard`), writes a number its source does not have (`NumberGuard`) or a word
+    /// it may not write (`WordGuard`), unless nothing else is admissible (a grammar's forced literal).
     private func sample(_ j: Job, _ sampler: LlamaSampler, index: Int32) -> Token {
-        let banned = (j.repeats?.banned ?? []) + (j.numbers?.banned ?? [])
+        let banned = (j.repeats?.banned ?? []) + (j.numbers?.banned ?? []) + (j.words?.banned ?? [])
         guard !banned.isEmpty else { return sampler.sample(ctx, index: index) }
         let tok = sampler.sample(ctx, index: index, banned: banned)
         return tok >= 0 ? tok : sampler.sample(ctx, index: index)

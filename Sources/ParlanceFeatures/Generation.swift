@@ -14,6 +14,8 @@ public struct ResolvedOptions: Sendable, CarriesGenerationSettings {
     public var exactFacts: [String] = []
     /// The output writes no number this text does not have (`NumberGuard`); nil: any.
     public var numbersFrom: String? = nil
+    /// Words the output never writes (`WordGuard`).
+    public var bannedWords: [String] = []
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -88,6 +90,7 @@ public enum Generation {
             request.cachePriority = cachePriority
             request.exactFacts = options.exactFacts
             request.numbersFrom = options.numbersFrom
+            request.bannedWords = options.bannedWords
             let out = try await stream(engine, request, structured: schema != nil, progress: progress, part: part, watch: watch)
             total = total + out.usage
             // Stopped while it streamed: what it wrote is judged as it is, never retried here.

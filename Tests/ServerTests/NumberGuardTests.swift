@@ -34,6 +34,43 @@ final class NumberGuardTests: XCTestCase {
         XCTAssertFalse(banned(t).contains(":30"), "10:30 as the source writes it")
     }
 
+    /// A number of two digits or more that only begins one of the source's cannot end there:
+    /// after "11" of "1,150" every token but those going on with it is banned (the end of
+    /// generation too); one digit, or a whole number of the source, may end.
+    func testAStartedNumberOfTwoDigitsGoesOnToOneOfTheSources() {
+        // Tokens 0–9 hold digits (as in `vocabulary`); 10 ","; 11 " on"; 12 "."; 13 the end.
+        let words = vocabulary + [",", " on", ".", "</s>"]
+        func guarding(_ source: String) -> NumberGuard {
+            NumberGuard(source: source, digitTokens: vocabulary.enumerated().map { (Token($0.offset), $0.element) },
+                        separatorTokens: [(10, ","), (12, ".")], vocabularySize: words.count)
+        }
+        func admissible(_ g: NumberGuard) -> [String] {
+            let banned = Set(g.banned)
+            return words.indices.filter { !banned.contains(Token($0)) }.map { words[$0] }
+        }
+        var g = guarding("Rent is £1,150 from 3 March, order 48213.")
+        g.observe("£1")
+        XCTAssertTrue(admissible(g).contains(" on"), "one digit may end: \(admissible(g))")
+        g.observe("1")
+        XCTAssertEqual(admissible(g), ["5", "50", ",", "."], "11 goes on to 1150 (its separators are not held to the source's); nothing ends it")
+        g.observe("5")
+        g.observe("0")
+        XCTAssertEqual(admissible(g), ["Q3", ",", " on", ".", "</s>"], "1150 is whole: it may end; no digit may follow")
+        var order = guarding("order 48213 ships")
+        order.observe(" #4")
+        XCTAssertTrue(admissible(order).contains("."), "4 may end")
+        var t = guarding("at 10:30")
+        t.observe("10")
+        XCTAssertEqual(admissible(t), [":30", ",", "."], "10 is not whole in this source: it goes on to 10:30")
+        var same = guarding("at 10:30 or 10")
+        same.observe("10")
+        XCTAssertTrue(admissible(same).contains(" on"), "10 is whole here")
+        // Without the vocabulary's size, as before: a number may end anywhere.
+        var old = NumberGuard(source: "£1,150", digitTokens: vocabulary.enumerated().map { (Token($0.offset), $0.element) })
+        old.observe("11")
+        XCTAssertFalse(old.mustGoOn)
+    }
+
     /// The default model, greedy, continuing a count: without the guard it counts on; with
     /// the source's numbers only 1 to 4, it writes no other number.
     func testACountStopsAtTheSourcesNumbers() async throws {

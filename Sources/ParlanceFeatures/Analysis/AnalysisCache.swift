@@ -22,7 +22,9 @@ public actor AnalysisCache {
     /// 9: a string the grammar closed where the model meant to go on is reopened (`SpillGuard`).
     /// 10: answerability reads `sentenceCoverage` (an answer's `answerability` gained it, and
     /// the weights were refitted).
-    public static let checksVersion = 10
+    /// 11: a weekday the source writes in the plural supports the weekday ("Tuesdays",
+    /// "Tuesday").
+    public static let checksVersion = 11
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -125,6 +125,8 @@ public enum Compose {
         if p.exactFacts ?? true {
             o.exactFacts = Facts.exactSpans(selection)
             o.numbersFrom = selection + "\n" + (p.instructions ?? "")
+            // Nor a weekday or a month that the selection does not say ("Tuesday" for "tomorrow").
+            o.bannedWords = Facts.absentCalendarWords(o.numbersFrom ?? "")
         }
         return o
     }

@@ -46,6 +46,8 @@ public struct ModelRequest: Sendable, CarriesGenerationSettings {
     /// The output writes no number this text does not have (`NumberGuard`; a local engine).
     /// nil: any.
     public var numbersFrom: String? = nil
+    /// Words the output never writes (`WordGuard`; a local engine). Empty: no guard.
+    public var bannedWords: [String] = []
 
     public init(prompt: ModelPrompt, settings: GenerationSettings, constraint: Constraint = .none) {
         (self.prompt, self.settings, self.constraint) = (prompt, settings, constraint)
@@ -123,7 +125,8 @@ extension Engine: LanguageModel {
         }
         return generate(GenerationRequest(prompt: r.prompt.tokens, settings: r.settings, grammar: grammar,
                                           factGuard: grammar == nil && !r.exactFacts.isEmpty ? factGuard(r.exactFacts) : nil,
-                                          numberGuard: r.numbersFrom.map { numberGuard(source: $0) }))
+                                          numberGuard: r.numbersFrom.map { numberGuard(source: $0) },
+                                          wordGuard: r.bannedWords.isEmpty ? nil : wordGuard(r.bannedWords)))
     }
 
     public func describe(_ p: inout Provenance) {

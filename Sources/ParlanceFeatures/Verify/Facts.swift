@@ -60,11 +60,12 @@ public enum Facts {
     /// The facts that `candidate` does not contain.
     public static func missing(_ facts: [Fact], in candidate: String) -> [Fact] {
         let numbersThere = Set(numberSpans(candidate).map(\.key))
-        let namesThere = Set(Lexicon.words(candidate).map(nameKey))
+        let namesThere = nameKeys(candidate)
         return facts.filter { f in
             switch f.kind {
             case .number: !numbersThere.contains(f.key)
-            case .name: !namesThere.contains(f.key)
+            // A weekday the source writes in the plural is kept by the weekday.
+            case .name: !namesThere.contains(f.key) && !(weekdayOfPlural(f.key).map(namesThere.contains) ?? false)
             }
         }
     }
@@ -74,7 +75,7 @@ public enum Facts {
     public static func unsupported(in candidate: String, by sources: [String]) -> [Fact] {
         let all = sources.joined(separator: "\n")
         let numbersThere = Set(numberSpans(all).map(\.key))
-        let wordsThere = Set(Lexicon.words(all).map(nameKey))
+        let wordsThere = nameKeys(all)
         return extract(candidate).filter { f in
             switch f.kind {
             case .number: !numbersThere.contains(f.key)
@@ -160,6 +161,33 @@ public enum Facts {
         if k.hasSuffix("'s") { k.removeLast(2) }
         return k.folding(options: [.diacriticInsensitive], locale: nil)
     }
+
+    static let weekdays = Set(Lexicon.weekdays.values.joined())
+
+    /// The weekday a plural names ("tuesdays" → "tuesday"); nil for any other key.
+    static func weekdayOfPlural(_ key: String) -> String? {
+        key.hasSuffix("s") && weekdays.contains(String(key.dropLast())) ? String(key.dropLast()) : nil
+    }
+
+    /// Name keys of `text`, with the weekday of each weekday in the plural: "Tuesdays are
+    /// our in-office day" names Tuesday (not the other way: "Saturday 12 April" is not "Saturdays").
+    static func nameKeys(_ text: String) -> Set<String> {
+        let keys = Set(Lexicon.words(text).map(nameKey))
+        return keys.union(keys.compactMap(weekdayOfPlural))
+    }
+
+    /// The weekdays and months (English, Spanish, French) that `text` does not name, as
+    /// they are written: what a rewrite of it may not invent (`WordGuard`). "May", "March"
+    /// and "Mars" stay writable: they are verbs too.
+    public static func absentCalendarWords(_ text: String) -> [String] {
+        let named = nameKeys(text)
+        return (Array(Lexicon.weekdays.values.joined()) + Array(Lexicon.months.values.joined())).sorted()
+            .filter { !named.contains($0) && !["may", "march", "mars"].contains($0) }
+            .map { accented[$0] ?? $0 }
+    }
+
+    /// The calendar words whose folded form (`Lexicon`) is not how they are written.
+    static let accented = ["miercoles": "miércoles", "sabado": "sábado", "fevrier": "février", "aout": "août", "decembre": "décembre"]
 
     /// Number words as values: English 2–99 (with compounds such as "twenty-three"),
     /// Spanish and French to ten and their tens.
