@@ -38,26 +38,32 @@ enum Messages {
 
 /// Standard LSP work-done progress for a rewrite the server started: the token is created
 /// with `window/workDoneProgress/create` (when the client supports it), then `$/progress`
-/// begin, reports (message and percentage only, each once), end.
+/// begin, reports (message and percentage only, each once), end. The rewrite does not wait
+/// for the client to accept the token: its progress is held (`ProgressGate`) until then,
+/// and dropped if the client refuses it or does not answer.
 struct EditorProgress {
     let token: String?
     let reporter: ProgressReporter
 
-    /// Creates the token and sends `begin`; `cancel` is what the client's
-    /// `window/workDoneProgress/cancel` for the token does from then on.
-    static func start(_ lsp: LanguageServer, _ ctx: RequestContext, title: String, cancel: @escaping @Sendable () -> Void) async -> EditorProgress {
+    /// Creates the token and sends `begin` once the client accepts it; `cancel` is what the
+    /// client's `window/workDoneProgress/cancel` for the token does from now on.
+    static func start(_ lsp: LanguageServer, _ ctx: RequestContext, title: String, cancel: @escaping @Sendable () -> Void) -> EditorProgress {
         guard lsp.client.workDoneProgress else { return EditorProgress(token: nil, reporter: .none) }
         let token = lsp.newToken()
         lsp.track(token, cancel: cancel)  // before the client knows the token: no cancel can come too early
-        do {
-            _ = try await ctx.services.client.request(WorkDoneProgressCreate.name, ["token": .string(token)], timeout: .seconds(10))
-        } catch {
-            // The client refused the token (or did not answer): the rewrite goes on without progress.
-            lsp.untrack(token)
-            return EditorProgress(token: nil, reporter: .none)
+        let client = ctx.services.client
+        let gate = ProgressGate { client.notify(Progress.name, ["token": .string(token), "value": .object($0)]) }
+        Task {
+            do {
+                _ = try await client.request(WorkDoneProgressCreate.name, ["token": .string(token)], timeout: .seconds(10))
+                gate.open()
+            } catch {
+                // The client refused the token (or did not answer): the rewrite goes on without progress.
+                lsp.untrack(token)
+                gate.refuse()
+            }
         }
         let last = Mutex<(Int?, String?)>((nil, nil))  // guards the last percentage and message sent, to send each once
-        let client = ctx.services.client
         let reporter = ProgressReporter(token: .string(token)) { params in
             guard let value = params["value"], let kind = value["kind"]?.stringValue else { return }
             var v = JSONObject()
@@ -80,11 +86,41 @@ struct EditorProgress {
             } else if let message = value["message"]?.stringValue {
                 v["message"] = .string(message)
             }
-            client.notify(Progress.name, ["token": .string(token), "value": .object(v)])
+            gate.send(v)
         }
         reporter.begin(title)
         return EditorProgress(token: token, reporter: reporter)
     }
+}
+
+/// A progress token's notifications, in order: held while the client has not yet accepted
+/// the token (LSP: no `$/progress` before the create request is answered), sent once it
+/// has (the held ones first), dropped if it refused.
+final class ProgressGate: Sendable {
+    private enum State { case pending([JSONObject]), open, refused }
+    private let state = Mutex<State>(.pending([]))  // guards the gate's state and orders the sends
+    private let deliver: @Sendable (JSONObject) -> Void
+
+    init(_ deliver: @escaping @Sendable (JSONObject) -> Void) { self.deliver = deliver }
+
+    func send(_ value: JSONObject) {
+        state.withLock { s in
+            switch s {
+            case .pending(let held): s = .pending(held + [value])
+            case .open: deliver(value)
+            case .refused: break
+            }
+        }
+    }
+
+    func open() {
+        state.withLock { s in
+            if case .pending(let held) = s { held.forEach(deliver) }
+            s = .open
+        }
+    }
+
+    func refuse() { state.withLock { $0 = .refused } }
 }
 
 /// Cancels a task that may not exist yet: a cancel that comes first cancels it on arrival.

@@ -165,7 +165,7 @@ enum RewriteActions {
         func run<T: Sendable>(selection: String, title: String, ctx: RequestContext,
                               deliver: (WorkspaceEdit) async throws -> (T, ended: String)) async throws -> (T, warning: String?) {
             let (action, lsp) = (self.action, self.lsp)
-            let progress = await EditorProgress.start(lsp, ctx, title: title, cancel: cancellation.cancel)
+            let progress = EditorProgress.start(lsp, ctx, title: title, cancel: cancellation.cancel)
             let run = Task { try await Rewriter.rewrite(action, selection: selection, ctx: ctx.with(progress: progress.reporter), lsp: lsp) }
             cancellation.attach(run)
             defer {

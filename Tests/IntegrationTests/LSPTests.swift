@@ -95,8 +95,8 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(stale.errorCode, -32801, "\(stale)")
         XCTAssertEqual(stale["error"]?["data"]?["currentVersion"], 3)
 
-        // Stale while the model works: the buffer changes after the choice (held at the
-        // progress token the daemon asks for) → the finished rewrite is refused.
+        // Stale while the model works: the buffer changes after the choice (while the
+        // progress token the daemon asks for is unanswered) → the finished rewrite is refused.
         let offer3 = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": newRange]).result?.arrayValue ?? []
         let id3 = d.start("codeAction/resolve", try element(offer3, 0))
         let create3 = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
@@ -139,6 +139,30 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(d.call("shutdown", .null).result, [:], "params: null is accepted (eglot sends it)")
         d.notify("exit")
         XCTAssertEqual(d.waitExit(timeout: 30), 0)
+    }
+
+    /// The rewrite does not wait for the client to accept its progress token: a client that
+    /// holds `window/workDoneProgress/create` unanswered gets the resolved edit (or the
+    /// checks' rejection) first, and no progress; once it answers, the progress held comes,
+    /// begin first and end last. (The daemon used to wait up to 10 s for the answer before
+    /// the model started.)
+    func testTheRewriteRunsWhileTheClientHoldsItsProgressToken() throws {
+        let caps: JSONValue = ["textDocument": ["codeAction": ["resolveSupport": ["properties": ["edit"]]]],
+                               "workspace": ["applyEdit": true], "window": ["workDoneProgress": true]]
+        let (d, _) = try start(caps)
+        let actions = d.call("textDocument/codeAction", ["textDocument": ["uri": .string(Self.uri)], "range": Self.paragraphRange(utf8: false)]).result?.arrayValue ?? []
+        let id = d.start("codeAction/resolve", try element(actions, 0))
+        let create = try XCTUnwrap(d.waitFor { $0["method"] == "window/workDoneProgress/create" })
+        let token = try XCTUnwrap(create["params"]?["token"])
+        let resolved = try XCTUnwrap(d.response(id), "no answer while the progress token was unanswered")
+        XCTAssertTrue(resolved.result?["edit"] != nil || resolved["error"]?["data"]?["error"] == "rewriteRejected", "\(resolved)")
+        XCTAssertEqual(d.progress(token: token), [], "no $/progress before the client accepted the token")
+        d.send(["jsonrpc": "2.0", "id": create["id"] ?? .null, "result": .null])
+        XCTAssertNotNil(d.waitFor { $0["method"] == "$/progress" && $0["params"]?["token"] == token && $0["params"]?["value"]?["kind"] == "end" },
+                        "the progress held was not sent once the token was accepted")
+        let held = d.progress(token: token)
+        XCTAssertEqual(held.first?["kind"], "begin", "\(held)")
+        XCTAssertFalse(held.contains { $0["kind"] == "end" }, "end comes last, once: \(held)")
     }
 
     func testRewriteByExecuteCommandAndApplyEditInUTF8() throws {
