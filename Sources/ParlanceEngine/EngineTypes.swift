@@ -88,8 +88,8 @@ public struct GenerationRequest: Sendable, CarriesGenerationSettings {
     public var settings: GenerationSettings
     /// A GBNF grammar (root rule `root`) constraining the output.
     public var grammar: String?
-    /// Facts of the source to finish exactly once the output starts one (`FactGuard`);
-    /// ignored with a grammar. nil: generation as without it, token for token.
+    /// Facts of the source to finish exactly once the output starts one (`FactGuard`; with a
+    /// grammar, as far as it accepts). nil: generation as without it, token for token.
     public var factGuard: FactGuard?
     /// The output writes no number that the guard's source does not begin (`NumberGuard`);
     /// nil: no guard, generation as without it, token for token.

@@ -13,8 +13,10 @@ import Foundation
 /// only its further digits are forced ("100" never becomes "100kg", "3" never "3pm"); a
 /// start that mixes digits with letters or signs and ends in one of them ("£1", "1Z").
 ///
-/// Only for requests without a grammar (a grammar could refuse a forced token). A request
-/// without facts has no guard and generates exactly as before.
+/// Under a grammar, only as much of a fact's rest is forced as the grammar accepts from
+/// where the output is (`limit`): a fact inside a tool-call step's free answer is finished,
+/// a forced token never breaks the grammar. A request without facts has no guard and
+/// generates exactly as before.
 public struct FactGuard: Sendable {
     /// One way a fact is written: its tokens, and after how many of them the rest is forced.
     public struct Spelling: Sendable, Equatable {
@@ -70,6 +72,11 @@ public struct FactGuard: Sendable {
 
     public var isEmpty: Bool { spellings.isEmpty }
     var longest: Int { spellings.map(\.tokens.count).max() ?? 0 }
+
+    /// Forces only the first `count` tokens of the rest (what a grammar accepts of it).
+    mutating func limit(to count: Int) {
+        if count < forced.count { forced.removeLast(forced.count - count) }
+    }
 
     /// The next token to emit instead of sampling, if a fact is being finished.
     mutating func next() -> Token? {

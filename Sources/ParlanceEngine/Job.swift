@@ -35,7 +35,7 @@ final class Job: @unchecked Sendable {
     var draft: [Token] = []
     /// This step's draft is a fact's forced rest (`FactGuard`), not a guess to verify.
     var draftIsForced = false
-    /// The source's facts, finished exactly once started (nil: none, or the request has a grammar).
+    /// The source's facts, finished exactly once started (nil: none).
     var facts: FactGuard?
     /// Runs of the output it may not write twice (nil: no guard).
     var repeats: RepeatGuard?
@@ -57,7 +57,7 @@ final class Job: @unchecked Sendable {
         self.id = id
         self.request = request
         self.continuation = continuation
-        if request.grammar == nil, let f = request.factGuard, !f.isEmpty { facts = f }
+        if let f = request.factGuard, !f.isEmpty { facts = f }
         repeats = request.noRepeatRun.map(RepeatGuard.init(run:))
         numbers = request.numberGuard
         words = request.wordGuard.flatMap { $0.isEmpty ? nil : $0 }

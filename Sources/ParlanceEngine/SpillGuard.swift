@@ -64,6 +64,7 @@ final class TentativeClose {
     let repeats: RepeatGuard?
     let numbers: NumberGuard?
     let words: WordGuard?
+    let facts: FactGuard?
     let index: NGramIndex?
     let lexer: JSONStringLexer
     let generated: Int
@@ -73,12 +74,12 @@ final class TentativeClose {
     /// Taken before the close changes anything of the job's.
     init(sampler: LlamaSampler, logits: [Float], job j: Job) {
         (self.sampler, self.logits) = (sampler, logits)
-        (text, repeats, numbers, words, index, lexer, generated) = (j.text, j.repeats, j.numbers, j.words, j.index, j.lexer, j.generated.count)
+        (text, repeats, numbers, words, facts, index, lexer, generated) = (j.text, j.repeats, j.numbers, j.words, j.facts, j.index, j.lexer, j.generated.count)
     }
 
     /// Puts the job back as it was before the close (its KV cell is the caller's to drop).
     func restore(_ j: Job) {
-        (j.text, j.repeats, j.numbers, j.words, j.index, j.lexer) = (text, repeats, numbers, words, index, lexer)
+        (j.text, j.repeats, j.numbers, j.words, j.facts, j.index, j.lexer) = (text, repeats, numbers, words, facts, index, lexer)
         j.generated.removeSubrange(generated...)
         j.sampler = sampler
         j.reopens = (lexer.opened, j.reopens.string == lexer.opened ? j.reopens.count + 1 : 1)

@@ -249,6 +249,10 @@ extension Scheduler {
         j.repeats?.observe(tok)
         drafter.emitted(tok, by: j)
         j.facts?.observe(tok, text: pieceText, wasForced: forced != nil)
+        if forced == nil, j.request.grammar != nil, let rest = j.facts?.forced, !rest.isEmpty {
+            // Under a grammar, as much of the fact as it accepts from here (the sampler has taken `tok`).
+            j.facts?.limit(to: sampler.grammarPrefix(rest))
+        }
         j.numbers?.observe(pieceText)
         j.words?.observe(tok)
         let delta = j.text.append(piece)

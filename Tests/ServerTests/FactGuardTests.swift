@@ -56,3 +56,32 @@ final class FactGuardTests: XCTestCase {
         XCTAssertEqual(complete("from £1,9", &g), "from £1,900")
     }
 }
+
+/// Through the default model, under a grammar (a tool-call step's answer, a schema's string):
+/// a fact begun is finished as far as the grammar accepts it, and a forced token never
+/// breaks the grammar.
+final class FactGuardUnderGrammarTests: XCTestCase {
+    func testUnderAGrammarAFactBegunIsFinishedAsFarAsTheGrammarAccepts() async throws {
+        let path = try XCTUnwrap(ProcessInfo.processInfo.environment["PARLANCE_DEFAULT_MODEL"], "set by scripts/setup.sh")
+        let engine = try Engine(config: EngineConfig(modelPath: path, contextSize: 512, threads: 1, parallel: 1, cachedSequences: 0))
+        // The fact is not in the prompt: unguarded, the model cannot write it after "1Z".
+        let fact = "1Z999AA10123456784"
+        let prompt = engine.tokenize("Your parcel has shipped. Tracking number:")
+        func generate(_ grammar: String, guarded: Bool) async throws -> String {
+            var r = GenerationRequest(prompt: prompt, settings: .init(sampling: SamplingOptions(temperature: 0, repeatPenalty: 1.0), maxTokens: 32),
+                                      grammar: grammar)
+            if guarded { r.factGuard = engine.factGuard([fact]) }
+            for try await event in engine.generate(r) { if case .done(let result) = event { return result.text } }
+            return ""
+        }
+        let open = #"root ::= " 1Z" [0-9A-Z]{1,24} "\n""#
+        let free = try await generate(open, guarded: false)
+        XCTAssertFalse(free.contains(fact), "the premise: unguarded, the model does not write the fact (\(free))")
+        let guarded = try await generate(open, guarded: true)
+        XCTAssertTrue(guarded.hasPrefix(" \(fact)"), guarded)
+        // A grammar that admits only five more characters: the fact is forced that far, no further.
+        let short = #"root ::= " 1Z" [0-9A-Z]{1,5} "\n""#
+        let cut = try await generate(short, guarded: true)
+        XCTAssertEqual(cut, " 1Z999AA\n")
+    }
+}

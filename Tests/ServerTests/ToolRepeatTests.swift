@@ -35,4 +35,15 @@ final class ToolRepeatTests: XCTestCase {
         XCTAssertEqual(try ToolLoop.repeats([.init(name: "time/get_current_time", arguments: ["timezone": "Asia/Tokyo"])], of: [failed]), .noCall)
         XCTAssertEqual(try ToolLoop.repeats([oslo], of: []), .noCall)
     }
+
+    /// The answer after a call finishes the output's identifiers and times exactly once it
+    /// begins them; a failed call's message is not a source.
+    func testTheFactsOfTheTurnsOutputsAreWhatTheAnswerCopies() {
+        let time = ToolCallRecord(callId: "call-3", name: "time/get_current_time", arguments: ["timezone": "Asia/Tokyo"],
+                                  output: .string(#"{"timezone": "Asia/Tokyo", "datetime": "2026-12-01T09:54:57+09:00", "is_dst": false}"#))
+        let facts = ToolLoop.facts(of: [failed, answered, time])
+        XCTAssertTrue(facts.contains("2026-12-01T09:54:57+09:00"), "\(facts)")
+        XCTAssertTrue(facts.contains("12 °C") || facts.contains("12"), "\(facts)")
+        XCTAssertFalse(facts.contains { $0.contains("Tokyo'") }, "\(facts)")
+    }
 }

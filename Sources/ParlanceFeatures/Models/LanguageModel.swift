@@ -41,7 +41,7 @@ public struct ModelRequest: Sendable, CarriesGenerationSettings {
     public var settings: GenerationSettings
     public var constraint: Constraint
     /// Facts of the source that, once the output starts one, are finished exactly
-    /// (`FactGuard`; a local engine without a grammar). Empty: no guard.
+    /// (`FactGuard`; a local engine, under a grammar as far as it accepts). Empty: no guard.
     public var exactFacts: [String] = []
     /// The output writes no number this text does not have (`NumberGuard`; a local engine).
     /// nil: any.
@@ -124,7 +124,7 @@ extension Engine: LanguageModel {
             }
         }
         return generate(GenerationRequest(prompt: r.prompt.tokens, settings: r.settings, grammar: grammar,
-                                          factGuard: grammar == nil && !r.exactFacts.isEmpty ? factGuard(r.exactFacts) : nil,
+                                          factGuard: r.exactFacts.isEmpty ? nil : factGuard(r.exactFacts),
                                           numberGuard: r.numbersFrom.map { numberGuard(source: $0) },
                                           wordGuard: r.bannedWords.isEmpty ? nil : wordGuard(r.bannedWords)))
     }

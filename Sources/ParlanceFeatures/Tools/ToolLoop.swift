@@ -52,7 +52,7 @@ struct ToolLoop {
         do {
             while true {
                 let callable = answerNow ? [] : callableTools(remaining: maxCalls - records.count)
-                let out = try await step(prompt, callable: callable, remaining: maxCalls - records.count)
+                let out = try await step(prompt, callable: callable, remaining: maxCalls - records.count, facts: Self.facts(of: records))
                 steps.append(out.usage)
                 if !callable.isEmpty, let calls = try Self.calls(in: out) {
                     switch try Self.repeats(calls, of: records) {
@@ -101,7 +101,19 @@ struct ToolLoop {
         }
     }
 
-    func step(_ prompt: ModelPrompt, callable: [ToolDefinition], remaining: Int) async throws -> Generation.StreamOut {
+    /// What the answer copies letter for letter once it begins it (`FactGuard`): the
+    /// identifiers, dates, times and amounts of the turn's tool outputs ("2026-12-01T09:54:57+09:00"
+    /// is not written "2026-12-03T09:54:57+08:57").
+    static func facts(of records: [ToolCallRecord]) -> [String] {
+        var out: [String] = []
+        for r in records where r.error == nil {
+            for f in Facts.exactSpans(ToolPrompt.text(of: r.output ?? .null)) where !out.contains(f) { out.append(f) }
+        }
+        return out
+    }
+
+    /// One step; `facts`, once begun, are finished as the tool outputs write them.
+    func step(_ prompt: ModelPrompt, callable: [ToolDefinition], remaining: Int, facts: [String]) async throws -> Generation.StreamOut {
         let mustCall: Bool
         switch choice {
         case .required, .named: mustCall = !callable.isEmpty
@@ -123,7 +135,8 @@ struct ToolLoop {
             // the turn's schema.
             constraint = schema.map { .schema($0) } ?? .none
         }
-        let request = ModelRequest(prompt: prompt, settings: stepSettings(budget, callsTools: !callable.isEmpty), constraint: constraint)
+        var request = ModelRequest(prompt: prompt, settings: stepSettings(budget, callsTools: !callable.isEmpty), constraint: constraint)
+        request.exactFacts = facts
         let holdBack: ((String) -> Bool)? = callable.isEmpty ? nil : { ToolCallFormat.beginsWithCall($0) }
         return try await Generation.stream(engine, request, structured: schema != nil && !mustCall, progress: ctx.progress, part: nil,
                                            holdBack: holdBack)
