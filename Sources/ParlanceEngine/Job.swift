@@ -11,6 +11,9 @@ final class Job: @unchecked Sendable {
     /// Set from any thread; polled by the engine thread each step.
     let cancelled = Atomic<Bool>(false)
     let submitted = ContinuousClock.now
+    /// When the client request it serves arrived (`RequestArrival`); its submission when
+    /// none is known. The waiting line is in this order.
+    let arrival: ContinuousClock.Instant
 
     // Engine-thread state.
     var seq: Int32 = -1
@@ -57,6 +60,7 @@ final class Job: @unchecked Sendable {
         self.id = id
         self.request = request
         self.continuation = continuation
+        arrival = RequestArrival.instant ?? submitted
         if let f = request.factGuard, !f.isEmpty { facts = f }
         repeats = request.noRepeatRun.map(RepeatGuard.init(run:))
         numbers = request.numberGuard

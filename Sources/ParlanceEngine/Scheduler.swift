@@ -180,7 +180,7 @@ final class Scheduler: @unchecked Sendable {
                 }
                 return
             }
-            waiting += new
+            enqueue(new)
             reapCancelled()
             admit()
             publishStats()

@@ -1,4 +1,5 @@
 import JSONRPC
+import ParlanceEngine
 import ParlanceFeatures
 import ParlanceJSON
 import ParlanceProtocol
@@ -79,10 +80,14 @@ public struct Router: Sendable {
             name: M.name, summary: M.summary, paramsSchema: schema, resultSchema: M.resultSchema, errors: M.errors,
             example: M.example, acceptsUnknownParams: lenient,
             claim: { raw, ctx in
-                let params = try Router.decode(M.Params.self, raw, schema: schema, lenient: lenient)
-                let ctx = try ctx.choosingModel((params as? any ModelSelecting)?.model, routes: [M.name, M.modelRoute])
-                let work = try await claim(params, ctx)
-                return { try JSONValue(encoding: try await work()) }
+                // Every generation the request makes waits in the engine's line by this (`RequestArrival`).
+                let arrival = ContinuousClock.now
+                return try await RequestArrival.$instant.withValue(arrival) {
+                    let params = try Router.decode(M.Params.self, raw, schema: schema, lenient: lenient)
+                    let ctx = try ctx.choosingModel((params as? any ModelSelecting)?.model, routes: [M.name, M.modelRoute])
+                    let work = try await claim(params, ctx)
+                    return { try await RequestArrival.$instant.withValue(arrival) { try JSONValue(encoding: try await work()) } }
+                }
             })
         order.append(M.name)
     }
