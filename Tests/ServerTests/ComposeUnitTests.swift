@@ -1,10 +1,21 @@
-import ParlanceFeatures
+@testable import ParlanceFeatures
 import ParlanceProtocol
 import XCTest
 
 /// The deterministic parts of compose/variations: word diff, formality, analysis.
 final class ComposeUnitTests: XCTestCase {
     // MARK: Word diff
+
+    /// A first line that announces the answer is not part of it, however it begins (eval,
+    /// headcount-note-1: passed with the preamble).
+    func testAPreambleBeforeTheAnswerIsDropped() {
+        let answer = "Board note: Headcount is 212 against a plan of 230."
+        XCTAssertEqual(ComposePrompt.clean("Here is the rewritten text:\n" + answer), answer)
+        XCTAssertEqual(ComposePrompt.clean("I wonder if I could do it, but i'd like to make sure that the message is professional and diplomatic. Here's a rewritten version:\n\n" + answer), answer)
+        // A message's own first line is kept.
+        let list = "Hi all, the lift will be out of service from Monday 3 June, so please note the following arrangements for the week:\n- use the stairs"
+        XCTAssertEqual(ComposePrompt.clean(list), list)
+    }
 
     func testDiffAppliesExactly() {
         let pairs = [

@@ -129,10 +129,7 @@ enum ComposePrompt {
     /// model often writes "Tone: …" or "Rewritten text:" after its answer.)
     static func clean(_ raw: String) -> String {
         var lines = raw.trimmingCharacters(in: .whitespacesAndNewlines).components(separatedBy: "\n")
-        if let first = lines.first?.lowercased(), lines.count > 1, first.hasSuffix(":"), first.count < 80,
-           ["here", "rewrit", "revis", "version", "tone", "text"].contains(where: first.contains) {
-            lines.removeFirst()
-        }
+        if let first = lines.first, lines.count > 1, introducesTheAnswer(first) { lines.removeFirst() }
         var kept: [String] = []
         for line in lines {
             let l = line.trimmingCharacters(in: .whitespaces).lowercased()
@@ -146,6 +143,18 @@ enum ComposePrompt {
             if !inner.contains(Character(open)) { t = String(inner).trimmingCharacters(in: .whitespacesAndNewlines) }
         }
         return t
+    }
+
+    /// A first line that only announces the answer below it: "Here is the rewritten text:",
+    /// or words about the task ending in one ("I'd like to make sure the message is
+    /// diplomatic. Here's a rewritten version:").
+    static func introducesTheAnswer(_ line: String) -> Bool {
+        let l = line.trimmingCharacters(in: .whitespaces).lowercased()
+        guard l.hasSuffix(":") else { return false }
+        if l.count < 80 { return ["here", "rewrit", "revis", "version", "tone", "text"].contains(where: l.contains) }
+        // Longer: its last sentence names the rewrite.
+        let last = l.split(whereSeparator: { ".!?".contains($0) }).last.map(String.init) ?? l
+        return l.count < 400 && last.count < 80 && ["rewrit", "revis", "version"].contains(where: last.contains)
     }
 
     static let echoMarkers = ["tone:", "text:", "rewrite", "rewritten", "this is a rewritten", "this rewritten", "i made changes",
