@@ -4,15 +4,15 @@ import ParlanceProtocol
 import XCTest
 
 /// What a failing variation gets next (`Compose.RetryPolicy`): facts it lacks are put back
-/// by one sentence (`FactInsertion`), not a new variation; anything worse gets one new
+/// by sentences continuing it (`FactInsertion`), not a new variation; anything worse gets one new
 /// variation; an insertion or a grammar attempt is final.
 final class RetryPolicyTests: XCTestCase {
     static let selection = "Hi Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. The agreement allows a £35 late fee. "
         + "Drilling runs 9am to 4pm at Canal House."
     static let kept = "Dear Priyanka, the rent of £1,150 for Flat 4 is due on 3 March."
 
-    func policy(_ tone: Tone = .formal, grammar: Bool = true) -> Compose.RetryPolicy {
-        Compose.RetryPolicy(tone: tone, refinement: false, attempts: Attempts(verify: true, maxAttempts: 3), acceptsGrammar: grammar, selection: Self.selection)
+    func policy(_ tone: Tone = .formal, grammar: Bool = true, selection: String = selection) -> Compose.RetryPolicy {
+        Compose.RetryPolicy(tone: tone, refinement: false, attempts: Attempts(verify: true, maxAttempts: 3), acceptsGrammar: grammar, selection: selection)
     }
 
     func attempt(_ text: String, _ findings: [Finding], n: Int = 1, inserted: Bool = false) -> Compose.Attempt {
@@ -39,12 +39,14 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertEqual(p.plan(attempt: 3, after: b).insert.count, 0)
     }
 
-    func testFactsFromMoreSentencesThanOneCanSayAreReportedNotRetried() {
-        let p = policy()
+    func testFactsOfMoreSentencesThanAnInsertionSaysAgainAreInsertedUpToItsLimit() {
+        let p = policy(selection: Self.selection + " Call Ravi on 0161 496 0000.")
         let a = attempt("Dear Priyanka, the rent is due on 3 March.", [Self.missing])
-        XCTAssertGreaterThan(FactInsertion.sentences(carrying: FactGrammar.missing(p.units, in: a.text), in: Self.selection).count,
-                             FactInsertion.maxSentences)
-        XCTAssertFalse(p.worthRetrying(a, a.findings))
+        let missing = FactGrammar.missing(p.units, in: a.text)
+        XCTAssertEqual(FactInsertion.sentences(carrying: missing, in: p.selection).count, FactInsertion.maxSentences + 1)
+        XCTAssertTrue(p.worthRetrying(a, a.findings))
+        // The facts of the first sentences an insertion says again; the last one's stay missing.
+        XCTAssertEqual(p.plan(attempt: 2, after: a).insert.map(\.text), ["£1,150", "Flat", "4", "£35", "9", "Canal", "House"])
     }
 
     func testWorseFindingsGetOneNewVariationThenAnInsertion() {

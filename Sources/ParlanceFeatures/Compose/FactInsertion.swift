@@ -6,24 +6,27 @@ import ParlanceSchema
 
 /// Facts a variation left out, put back by the model itself instead of a whole new
 /// variation: the variation's body stays as it was written, the model is asked in a new
-/// turn for one more sentence saying what the selection's sentences with those facts say,
-/// and a grammar makes that sentence carry the facts verbatim, in the selection's order;
-/// the closing lines (a sign-off) follow it again. Only the new turn is evaluated (the
-/// prompt and the body are a cached prefix) and one sentence generated: a fraction of a
-/// regeneration, which rescued one failing variation in eight (eval, 2026-11-27).
+/// turn for one more sentence per sentence of the selection with those facts, saying what
+/// it says, and a grammar makes each of those sentences carry its facts verbatim, in the
+/// selection's order; the closing lines (a sign-off) follow them again. Only the new turn
+/// is evaluated (the prompt and the body are a cached prefix) and a sentence or a few
+/// generated: a fraction of a regeneration, which rescued one failing variation in eight
+/// (eval, 2026-11-27).
 enum FactInsertion {
     /// The closing of a letter: at most this many trailing lines (not blank) without a sentence end.
     static let closingLines = 3
-    /// The free text before the first fact, and after the last, in characters. (At 80, with
+    /// The free text before the first fact, and after the last, in characters, as a bound in
+    /// words (`words`: ten). (At 80, with
     /// gaps between facts of twice their distance in the selection and 20 more, the
     /// sentence took about as many tokens as the variation it completed: 55 against 60 on
     /// four tuning items, most of compose's cost with verification on.)
     static let gap = 48
     /// What a gap between two facts may add to their distance in the selection, in characters.
     static let slack = 12
-    /// One sentence says again at most this many of the selection's: more, and the small
-    /// model strews the facts through a sentence that says nothing ("your 1 £35 year journey").
-    static let maxSentences = 2
+    /// An insertion says again at most this many of the selection's sentences, one sentence
+    /// each (the facts of several in one sentence, the small model strewed through a sentence
+    /// that says nothing: "your 1 £35 year journey"); the facts of later ones stay missing.
+    static let maxSentences = 3
 
     /// `text` cut before its closing: trailing short lines with no sentence end ("Best
     /// regards,", "Priya", blank lines) and the whitespace before them, when a body with a
@@ -43,70 +46,118 @@ enum FactInsertion {
         return (body, String(trimmed.dropFirst(body.count)))
     }
 
-    /// The sentence's grammar: free words with each of `units` verbatim in order, then the
-    /// sentence's end. A gap between two facts is bounded by their distance in the
-    /// selection and `slack`; a fact sticks to no word before or after it; free text has no sentence
-    /// end, no line break, no quote or bracket, so it stays one plain sentence.
-    static func grammar(_ units: [FactGrammar.Unit]) -> String? {
-        guard let first = units.first else { return nil }
+    /// The grammar of the sentences put back: for each group of `units` (the facts of one
+    /// of the selection's sentences, `groups`), one sentence carrying them (`sentence`),
+    /// the sentences separated by a space.
+    static func grammar(_ units: [FactGrammar.Unit], selection: String) -> String? {
+        grammar(groups(units, in: selection).map(\.units), selection: selection)
+    }
+
+    /// One sentence per group of units, in order, the first opening with a connector
+    /// (`leads`); nil when there is none.
+    static func grammar(_ groups: [[FactGrammar.Unit]], selection: String) -> String? {
+        let groups = groups.filter { !$0.isEmpty }
+        guard !groups.isEmpty else { return nil }
+        let rules = groups.indices.flatMap { sentence(groups[$0], name: "s\($0)", selection: selection) }
+        let root = "root ::= lead " + groups.indices.map { "s\($0)" }.joined(separator: " \" \" ")
+        return ([root, "lead ::= (" + leads.map(GrammarBuilder.literal).joined(separator: " | ") + ") \" \""] + rules
+                + [#"v ::= [^\x00-\x20.!?"()]"#, "wsp ::= v{1,\(maxWord)} \" \"", "spw ::= \" \" v{1,\(maxWord)}"]).joined(separator: "\n")
+    }
+
+    /// What the sentences put back open with: without one, the small model began its message
+    /// again ("Dear residents of Canal House, welcome to the lu 4pm.").
+    static let leads = ["Also,", "In addition,", "Please note that", "Note that"]
+
+    /// The rules of rule `name`: free words with each of `units` verbatim in order, then the
+    /// sentence's end. A gap between two facts is bounded, in words, by their distance in
+    /// the selection and `slack`, so a bound reached never cuts a word; a fact sticks to no
+    /// word before it, and after it only punctuation or the letters that follow it in the
+    /// selection (the unit of "9am": never "9pm" for "9am");
+    /// free text has no sentence end, no line break, no quote or bracket, so it stays one
+    /// plain sentence.
+    private static func sentence(_ units: [FactGrammar.Unit], name: String, selection: String) -> [String] {
         var root: [String] = []
         var rules: [String] = []
-        var previousEnd = first.range.location
+        var previousEnd = units[0].range.location
         for (i, u) in units.enumerated() {
-            let bound = i == 0 ? gap : min(gap, max(0, u.range.location - previousEnd) + slack)
-            // After a name, its word ends ("Elm" never runs on into "Elmarion"); a number may take a unit ("9am").
-            rules.append("g\(i) ::= " + (i == 0 ? "(w{0,\(bound)} \" \")?" : "(\(after(units[i - 1], except: " ")) w{0,\(bound)})? \" \" | [ ] w{0,\(bound)} \" \""))
-            root += ["g\(i)", GrammarBuilder.literal(u.text)]
+            let bound = words(i == 0 ? gap : min(gap, max(0, u.range.location - previousEnd) + slack))
+            let free = "wsp{0,\(bound)}"
+            rules.append("\(name)g\(i) ::= " + (i == 0 ? free : after(units[i - 1], in: selection) + "? \" \" " + free))
+            root += ["\(name)g\(i)", GrammarBuilder.literal(u.text)]
             previousEnd = u.range.location + u.range.length
         }
-        root.append("end")
-        rules.append("end ::= (\(after(units[units.count - 1], except: "")) w{0,\(gap)})? [.!?]")
-        rules.append(#"w ::= [^\x00-\x1F.!?"()]"#)
-        return (["root ::= " + root.joined(separator: " ")] + rules).joined(separator: "\n")
+        root.append("\(name)end")
+        rules.append("\(name)end ::= " + after(units[units.count - 1], in: selection) + "? spw{0,\(words(gap))} [.!?]")
+        return ["\(name) ::= " + root.joined(separator: " ")] + rules
     }
 
-    /// The character class that may follow `unit`: after a name, only punctuation or a
-    /// space; after a number, any free-text character but `except` (a unit: "9am").
-    private static func after(_ unit: FactGrammar.Unit, except: String) -> String {
-        unit.text.last?.isLetter == true ? "[ ,;:]" : #"[^\x00-\x1F.!?"()"# + except + "]"
+    /// The longest word free text may write, in characters.
+    static let maxWord = 24
+
+    /// Words a gap of `characters` may take.
+    static func words(_ characters: Int) -> Int { max(1, (characters + 4) / 5) }
+
+    /// What may follow `unit` directly, as a group: punctuation, or the letters that follow
+    /// it in `selection` (a number's unit, "am" of "9am") and punctuation after them.
+    private static func after(_ unit: FactGrammar.Unit, in selection: String) -> String {
+        let ns = selection as NSString
+        let rest = ns.substring(from: min(ns.length, unit.range.location + unit.range.length))
+        let letters = String(rest.prefix { $0.isLetter })
+        return letters.isEmpty || unit.text.last?.isLetter == true ? "([,;:])" : "(" + GrammarBuilder.literal(letters) + " [,;:]? | [,;:])"
     }
 
-    /// The selection's sentences that carry `units`.
-    static func sentences(carrying units: [FactGrammar.Unit], in selection: String) -> [String] {
-        var said: [String] = []
+    /// The selection's sentences that carry `units`, each with the units it carries, in order.
+    static func groups(_ units: [FactGrammar.Unit], in selection: String) -> [(sentence: String, units: [FactGrammar.Unit])] {
+        var out: [(sentence: String, units: [FactGrammar.Unit])] = []
         var offset = 0
+        var left = units
         let ns = selection as NSString
         for sentence in Sentences.split(selection) {
             let r = ns.range(of: sentence, range: NSRange(location: offset, length: ns.length - offset))
             guard r.location != NSNotFound else { continue }
             offset = r.location + r.length
-            if units.contains(where: { NSIntersectionRange($0.range, r).length > 0 }) { said.append(sentence.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            // A unit belongs to the first sentence it meets (a date may straddle a split).
+            let carried = left.filter { NSIntersectionRange($0.range, r).length > 0 }
+            left.removeAll { u in carried.contains { $0.range == u.range } }
+            if !carried.isEmpty { out.append((sentence.trimmingCharacters(in: .whitespacesAndNewlines), carried)) }
         }
-        return said
+        return out
     }
 
-    /// The new turn: the selection's sentences that carry `units`, to say once more.
+    /// The selection's sentences that carry `units`.
+    static func sentences(carrying units: [FactGrammar.Unit], in selection: String) -> [String] {
+        groups(units, in: selection).map(\.sentence)
+    }
+
+    /// `units` without those of the selection's sentences after the first `maxSentences` that carry any.
+    static func sayable(_ units: [FactGrammar.Unit], in selection: String) -> [FactGrammar.Unit] {
+        groups(units, in: selection).prefix(maxSentences).flatMap(\.units)
+    }
+
+    /// The new turn: the selection's sentences that carry `units`, to say once more, one sentence each.
     static func request(_ units: [FactGrammar.Unit], selection: String) -> String {
-        "Add one sentence to your message, in the same tone, that also says: " + sentences(carrying: units, in: selection).joined(separator: " ")
+        let said = sentences(carrying: units, in: selection)
+        let count = said.count == 1 ? "one sentence" : (said.count <= 3 ? ["two", "three"][said.count - 2] : "\(said.count)") + " sentences"
+        return "Add \(count) to your message, in the same tone, that also \(said.count == 1 ? "says" : "say"): " + said.joined(separator: " ")
     }
 
     /// Tokens the sentence may take: its facts and a clause around each.
-    static func maxTokens(_ units: [FactGrammar.Unit]) -> Int {
-        24 + units.reduce(0) { $0 + 12 + $1.text.count / 2 }
+    static func maxTokens(_ units: [FactGrammar.Unit], selection: String) -> Int {
+        groups(units, in: selection).reduce(0) { $0 + 24 + $1.units.reduce(0) { $0 + 12 + $1.text.count / 2 } }
     }
 
-    /// `last`'s text with one sentence carrying `units` (not empty, of `selection`) after its
+    /// `last`'s text with the sentences carrying `units` (not empty, of `selection`) after its
     /// body, asked of `engine` (a local one: it takes grammars) after `last`'s conversation,
     /// and the generation it took. `text` is nil when the sentence did not end within its
     /// tokens or lacks a fact.
     static func run(_ units: [FactGrammar.Unit], selection: String, into last: Compose.Attempt, engine: any LanguageModel, options: ResolvedOptions,
                     ctx: RequestContext, part: String) async throws -> (out: Generated, text: String?) {
-        let grammar = grammar(units)
+        let grammar = grammar(units, selection: selection)
         let (body, tail) = split(last.text)
         let messages = last.out.prompt.messages + [ChatMessage(.assistant, body), ChatMessage(.user, request(units, selection: selection))]
         let prompt = engine.render(messages)
         var o = options
-        o.maxTokens = min(options.maxTokens, maxTokens(units))
+        o.maxTokens = min(options.maxTokens, maxTokens(units, selection: selection))
         o.noRepeatRun = Compose.RetryPolicy.grammarRepeatRun
         let out = try await Generation.run(engine, prompt: prompt, grammar: grammar, options: o, progress: ctx.progress, part: part)
         let sentence = out.text.trimmingCharacters(in: .whitespaces)

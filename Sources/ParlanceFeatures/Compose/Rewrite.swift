@@ -83,14 +83,12 @@ extension Compose {
             return FactGrammar.missing(units, in: last.text)
         }
 
-        /// The facts one sentence after `last` should carry (`lacking`): none when `last` is
-        /// an insertion itself or they come from more of the selection's sentences than one
-        /// sentence can say again.
+        /// The facts the sentences put back after `last` should carry (`lacking`, of the
+        /// first `FactInsertion.maxSentences` of the selection's sentences that carry any):
+        /// none when `last` is an insertion itself.
         func insertion(after last: Attempt) -> [FactGrammar.Unit] {
-            let missing = lacking(last)
-            guard !last.inserted, !missing.isEmpty,
-                  FactInsertion.sentences(carrying: missing, in: selection).count <= FactInsertion.maxSentences else { return [] }
-            return missing
+            guard !last.inserted else { return [] }
+            return FactInsertion.sayable(lacking(last), in: selection)
         }
 
         /// Attempt `attempt`, after `last`: facts it lacks (and nothing worse) are put back
@@ -112,7 +110,7 @@ extension Compose {
         }
 
         /// Whether to try again after `a` (which failed). Missing facts alone (a tone aside):
-        /// by insertion, when one sentence can carry them; otherwise not. Not after a grammar
+        /// by insertion. Not after a grammar
         /// attempt or an insertion: nothing does better. Not for a tone alone that only a free
         /// retry could change: formal and casual have had their lexical repairs, direct has
         /// none, and a tone a stronger line did not fix is reported. Empathetic and diplomatic
@@ -121,7 +119,7 @@ extension Compose {
         /// none (eval, 2026-11-27).
         func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
             if a.constrained || a.inserted { return false }
-            // Facts alone: a sentence carrying them, or nothing when it could not say them all.
+            // Facts alone: sentences carrying them.
             if !lacking(a).isEmpty { return !insertion(after: a).isEmpty }
             let toneOnly = findings.filter(\.isOpen).allSatisfy { $0.code == .toneMismatch }
             if toneOnly && (a.toneRetried || ![.empathetic, .diplomatic].contains(tone) || !grammars) { return false }
