@@ -52,6 +52,15 @@ final class FactInsertionGrammarTests: XCTestCase {
         XCTAssertFalse(g.accepts("Also, \(ten) eleven 9am to 4pm at Canal House."))
     }
 
+    func testASentenceMendingAToneOpensWithAMarkerPhraseAndStaysShort() throws {
+        let g = try GBNFGrammar(try XCTUnwrap(FactInsertion.toneGrammar(.empathetic)))
+        XCTAssertTrue(g.accepts("I understand this change may be frustrating."))
+        XCTAssertFalse(g.accepts("This change may be frustrating."), "no marker phrase")
+        XCTAssertFalse(g.accepts("I understand " + String(repeating: "very ", count: 12) + "much."), "more words than a short sentence")
+        XCTAssertTrue(try GBNFGrammar(try XCTUnwrap(FactInsertion.toneGrammar(.diplomatic))).accepts("Could we talk about it this week?"))
+        XCTAssertNil(FactInsertion.toneGrammar(.formal), "formal has its lexical repairs, not a sentence")
+    }
+
     func testTheSentencesToSayAgainAndTheClosingKeptAfterTheInsertion() {
         let units = FactGrammar.units(Self.selection).filter { ["£35", "9"].contains($0.text) }
         XCTAssertEqual(FactInsertion.sentences(carrying: units, in: Self.selection),

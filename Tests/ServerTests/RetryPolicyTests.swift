@@ -39,6 +39,36 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertEqual(p.plan(attempt: 3, after: b).insert.count, 0)
     }
 
+    func testAToneOffTooIsMendedByTheSentencesThatPutTheFactsBack() {
+        for tone in [Tone.empathetic, .diplomatic] {
+            let p = policy(tone)
+            let a = attempt(Self.kept + " The agreement allows a late fee. Drilling runs 9am to 4pm at Canal House.", [Self.missing, Self.tone])
+            let plan = p.plan(attempt: 2, after: a)
+            XCTAssertEqual(plan.insert.map(\.text), ["£35"])
+            XCTAssertEqual(plan.mending, tone)
+            for lead in FactInsertion.leads(mending: tone) {
+                XCTAssertEqual(ToneCheck.check(Self.kept + " " + lead + " the agreement allows a £35 late fee.", tone: tone, original: Self.selection), [],
+                               "\(lead) marks \(tone)")
+            }
+            // The tone alone was fine: the plain connectors.
+            XCTAssertNil(p.plan(attempt: 2, after: attempt(a.text, [Self.missing])).mending)
+        }
+        XCTAssertNil(policy(.formal).plan(attempt: 2, after: attempt(Self.kept, [Self.missing, Self.tone])).mending)
+    }
+
+    func testAToneOffAloneGetsOneSentenceWithAMarkerPhraseNotANewVariation() {
+        let a = attempt(Self.selection, [Self.tone])
+        let p = policy(.empathetic)
+        XCTAssertTrue(p.worthRetrying(a, a.findings))
+        let plan = p.plan(attempt: 2, after: a)
+        XCTAssertEqual(plan.mending, .empathetic)
+        XCTAssertEqual(plan.insert.count, 0)
+        XCTAssertNil(plan.grammar)
+        // The sentence is final; formal and casual have their lexical repairs, not a sentence.
+        XCTAssertFalse(p.worthRetrying(attempt(Self.selection + " I understand.", [Self.tone], n: 2, inserted: true), [Self.tone]))
+        XCTAssertFalse(policy(.formal).worthRetrying(a, a.findings))
+    }
+
     func testFactsOfMoreSentencesThanAnInsertionSaysAgainAreInsertedUpToItsLimit() {
         let p = policy(selection: Self.selection + " Call Ravi on 0161 496 0000.")
         let a = attempt("Dear Priyanka, the rent is due on 3 March.", [Self.missing])

@@ -49,13 +49,13 @@ enum FactInsertion {
     /// The grammar of the sentences put back: for each group of `units` (the facts of one
     /// of the selection's sentences, `groups`), one sentence carrying them (`sentence`),
     /// the sentences separated by a space.
-    static func grammar(_ units: [FactGrammar.Unit], selection: String) -> String? {
-        grammar(groups(units, in: selection).map(\.units), selection: selection)
+    static func grammar(_ units: [FactGrammar.Unit], selection: String, leads: [String] = leads) -> String? {
+        grammar(groups(units, in: selection).map(\.units), selection: selection, leads: leads)
     }
 
-    /// One sentence per group of units, in order, the first opening with a connector
-    /// (`leads`); nil when there is none.
-    static func grammar(_ groups: [[FactGrammar.Unit]], selection: String) -> String? {
+    /// One sentence per group of units, in order, the first opening with one of `leads`;
+    /// nil when there is none.
+    static func grammar(_ groups: [[FactGrammar.Unit]], selection: String, leads: [String] = leads) -> String? {
         let groups = groups.filter { !$0.isEmpty }
         guard !groups.isEmpty else { return nil }
         let rules = groups.indices.flatMap { sentence(groups[$0], name: "s\($0)", selection: selection) }
@@ -67,6 +67,17 @@ enum FactInsertion {
     /// What the sentences put back open with: without one, the small model began its message
     /// again ("Dear residents of Canal House, welcome to the lu 4pm.").
     static let leads = ["Also,", "In addition,", "Please note that", "Note that"]
+
+    /// The connectors of a variation whose `tone` was also off: each a marker of the tone
+    /// (`ToneCheck`), so the sentences that put the facts back mend the tone as well.
+    /// Other tones: `leads`.
+    static func leads(mending tone: Tone) -> [String] {
+        switch tone {
+        case .empathetic: return ["I understand that", "I know that", "We appreciate that", "I realise that"]
+        case .diplomatic: return ["Kindly note that", "It might help to know that", "It would be worth noting that"]
+        default: return leads
+        }
+    }
 
     /// The rules of rule `name`: free words with each of `units` verbatim in order, then the
     /// sentence's end. A gap between two facts is bounded, in words, by their distance in
@@ -146,18 +157,39 @@ enum FactInsertion {
         groups(units, in: selection).reduce(0) { $0 + 24 + $1.units.reduce(0) { $0 + 12 + $1.text.count / 2 } }
     }
 
-    /// `last`'s text with the sentences carrying `units` (not empty, of `selection`) after its
-    /// body, asked of `engine` (a local one: it takes grammars) after `last`'s conversation,
-    /// and the generation it took. `text` is nil when the sentence did not end within its
+    /// The grammar of a sentence that only mends a tone: one of the tone's marker phrases
+    /// (`FactGrammar.openers`), then at most `toneWords` words and the sentence's end.
+    static func toneGrammar(_ tone: Tone) -> String? {
+        let openers = FactGrammar.openers(for: tone)
+        guard !openers.isEmpty else { return nil }
+        return ["root ::= (" + openers.map(GrammarBuilder.literal).joined(separator: " | ") + ") spw{1,\(toneWords)} [.!?]",
+                #"v ::= [^\x00-\x20.!?"()]"#, "spw ::= \" \" v{1,\(maxWord)}"].joined(separator: "\n")
+    }
+
+    /// Words a sentence that mends a tone may take after its marker phrase.
+    static let toneWords = 12
+
+    /// The turn that asks for a sentence mending `tone`.
+    static func toneRequest(_ tone: Tone) -> String {
+        "Add one short sentence to your message that " + (tone == .diplomatic ? "softens it and stays positive." : "acknowledges how the reader may feel.")
+    }
+
+    /// `last`'s text with one more sentence after its body (before its closing), asked of
+    /// `engine` (a local one: it takes grammars) after `last`'s conversation, and the
+    /// generation it took: the sentences carrying `units` (of `selection`), opening with a
+    /// marker of `mending` when its tone was off too; without units, a sentence mending that
+    /// tone alone (`toneGrammar`). `text` is nil when the sentence did not end within its
     /// tokens or lacks a fact.
-    static func run(_ units: [FactGrammar.Unit], selection: String, into last: Compose.Attempt, engine: any LanguageModel, options: ResolvedOptions,
-                    ctx: RequestContext, part: String) async throws -> (out: Generated, text: String?) {
-        let grammar = grammar(units, selection: selection)
+    static func run(_ units: [FactGrammar.Unit], mending tone: Tone?, selection: String, into last: Compose.Attempt, engine: any LanguageModel,
+                    options: ResolvedOptions, ctx: RequestContext, part: String) async throws -> (out: Generated, text: String?) {
+        let grammar = units.isEmpty ? tone.flatMap(toneGrammar) : grammar(units, selection: selection, leads: tone.map(leads(mending:)) ?? leads)
+        let ask = units.isEmpty ? tone.map(toneRequest) : request(units, selection: selection)
+        guard let grammar, let ask else { return (Generated(text: "", json: nil, tokens: [], prompt: last.out.prompt, usage: .zero, finishReason: .stop), nil) }
         let (body, tail) = split(last.text)
-        let messages = last.out.prompt.messages + [ChatMessage(.assistant, body), ChatMessage(.user, request(units, selection: selection))]
+        let messages = last.out.prompt.messages + [ChatMessage(.assistant, body), ChatMessage(.user, ask)]
         let prompt = engine.render(messages)
         var o = options
-        o.maxTokens = min(options.maxTokens, maxTokens(units, selection: selection))
+        o.maxTokens = min(options.maxTokens, units.isEmpty ? 2 * toneWords + 8 : maxTokens(units, selection: selection))
         o.noRepeatRun = Compose.RetryPolicy.grammarRepeatRun
         let out = try await Generation.run(engine, prompt: prompt, grammar: grammar, options: o, progress: ctx.progress, part: part)
         let sentence = out.text.trimmingCharacters(in: .whitespaces)

@@ -70,6 +70,11 @@ extension Compose {
             /// Facts to put back into the last attempt by continuing it (`FactInsertion`)
             /// instead of generating a new variation.
             var insert: [FactGrammar.Unit] = []
+            /// The tone the sentences putting them back mend too (they open with a marker of
+            /// it); without facts to put back, a sentence mending it alone.
+            var mending: Tone?
+            /// The last attempt is continued (`FactInsertion`), not generated again.
+            var continues: Bool { !insert.isEmpty || mending != nil }
         }
 
         /// Findings a sentence with the missing facts mends, or that nothing mends better
@@ -92,7 +97,9 @@ extension Compose {
         }
 
         /// Attempt `attempt`, after `last`: facts it lacks (and nothing worse) are put back
-        /// by a sentence continuing it; otherwise a new variation, with a stronger tone line
+        /// by sentences continuing it, opening with a marker of its tone when that was off
+        /// too (empathetic, diplomatic); such a tone off alone gets one sentence with a
+        /// marker phrase; otherwise a new variation, with a stronger tone line
         /// when the tone was off, and a tone with a marker phrase (empathetic, diplomatic)
         /// opening with one by grammar.
         func plan(attempt: Int, after last: Attempt?) -> Plan {
@@ -101,11 +108,14 @@ extension Compose {
                             grammar: acceptsGrammar ? FactGrammar.opening(selection: selection, openers: opening) : nil)
             }
             guard attempt > 1, let last else { return Plan() }
-            let insert = insertion(after: last)
-            if !insert.isEmpty { return Plan(insert: insert) }
             let toneOff = last.findings.contains { $0.isOpen && $0.code == .toneMismatch }
-            let openers = grammars && toneOff && checkedTone != nil ? FactGrammar.openers(for: tone) : []
-            let grammar = FactGrammar.opening(selection: selection, openers: openers)
+            let marked = grammars && toneOff && checkedTone != nil && !FactGrammar.openers(for: tone).isEmpty
+            let insert = insertion(after: last)
+            // The tone off too: the sentences open with a marker of it.
+            if !insert.isEmpty { return Plan(insert: insert, mending: marked ? tone : nil) }
+            // A tone with marker phrases, off and nothing else: one sentence with one.
+            if marked, last.findings.filter(\.isOpen).allSatisfy({ $0.code == .toneMismatch }), !last.inserted { return Plan(mending: tone) }
+            let grammar = FactGrammar.opening(selection: selection, openers: marked ? FactGrammar.openers(for: tone) : [])
             return Plan(toneHint: toneOff ? ToneCheck.instruction(tone) : nil, grammar: grammar)
         }
 
@@ -114,7 +124,7 @@ extension Compose {
         /// attempt or an insertion: nothing does better. Not for a tone alone that only a free
         /// retry could change: formal and casual have had their lexical repairs, direct has
         /// none, and a tone a stronger line did not fix is reported. Empathetic and diplomatic
-        /// get one retry, opening with a marker phrase. Anything worse (an echo, a refusal, an
+        /// get one sentence added, opening with a marker phrase (`FactInsertion.toneGrammar`). Anything worse (an echo, a refusal, an
         /// invented fact, a loop) gets one new variation, not two: a second rescued almost
         /// none (eval, 2026-11-27).
         func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
@@ -158,9 +168,9 @@ extension Compose {
             o.seed = Attempts.seed(options.seed, attempt: attempt)
             if attempt > 1 { o.sampling.temperature = min(o.sampling.temperature, RetryPolicy.laterTemperature) }
             let out: Generated, cleaned: String, constrained: Bool
-            if !plan.insert.isEmpty, let last {
+            if plan.continues, let last {
                 // The last attempt continued with its missing facts; when the sentence did not end, its text as it was.
-                let ins = try await FactInsertion.run(plan.insert, selection: original, into: last, engine: engine, options: o, ctx: ctx, part: id)
+                let ins = try await FactInsertion.run(plan.insert, mending: plan.mending, selection: original, into: last, engine: engine, options: o, ctx: ctx, part: id)
                 (out, cleaned, constrained) = (ins.out, ins.text ?? last.text, true)
             } else {
                 (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o,
@@ -175,9 +185,9 @@ extension Compose {
             // A stopped stream's finding comes first; its tokens are not the whole output.
             let stop = out.stoppedBy.map { watch?.settled($0, kept: verified.value) ?? $0 }
             let a = Attempt(out: out, seed: o.seed, attempt: attempt, text: verified.value, findings: (stop.map { [$0] } ?? []) + verified.findings,
-                            repaired: verified.value != cleaned || out.stoppedBy != nil || !plan.insert.isEmpty,
+                            repaired: verified.value != cleaned || out.stoppedBy != nil || plan.continues,
                             missingFacts: Facts.missing(facts, in: verified.value).count, constrained: constrained, toneRetried: plan.toneHint != nil,
-                            inserted: !plan.insert.isEmpty)
+                            inserted: plan.continues)
             last = a
             return a
         }, check: \.findings, rank: policy.rank, worthRetrying: policy.worthRetrying)
