@@ -15,11 +15,11 @@ import ParlanceSchema
 enum FactInsertion {
     /// The closing of a letter: at most this many trailing lines (not blank) without a sentence end.
     static let closingLines = 3
-    /// The free text before the first fact, and after the last, in characters, as a bound in
-    /// words (`words`: ten). (At 80, with
-    /// gaps between facts of twice their distance in the selection and 20 more, the
-    /// sentence took about as many tokens as the variation it completed: 55 against 60 on
-    /// four tuning items, most of compose's cost with verification on.)
+    /// The free text before the first fact, and after the last, in characters, bounded in
+    /// words (`words`: ten). (At 80, with gaps between facts of twice their distance in the
+    /// selection and 20 more, the sentence took about as many tokens as the variation it
+    /// completed: 55 against 60 on four tuning items, most of compose's cost with
+    /// verification on.)
     static let gap = 48
     /// What a gap between two facts may add to their distance in the selection, in characters.
     static let slack = 12
