@@ -99,9 +99,9 @@ extension Compose {
         /// Attempt `attempt`, after `last`: facts it lacks (and nothing worse) are put back
         /// by sentences continuing it, opening with a marker of its tone when that was off
         /// too (empathetic, diplomatic); such a tone off alone gets one sentence with a
-        /// marker phrase; otherwise a new variation, with a stronger tone line
-        /// when the tone was off, and a tone with a marker phrase (empathetic, diplomatic)
-        /// opening with one by grammar.
+        /// marker phrase; otherwise a new variation, with a stronger tone line when the tone
+        /// was off, and a tone with a marker phrase (empathetic, diplomatic) opening with
+        /// one by grammar.
         func plan(attempt: Int, after last: Attempt?) -> Plan {
             if attempt == 1, !opening.isEmpty {
                 return Plan(toneHint: ToneCheck.instruction(tone),
@@ -120,13 +120,13 @@ extension Compose {
         }
 
         /// Whether to try again after `a` (which failed). Missing facts alone (a tone aside):
-        /// by insertion. Not after a grammar
-        /// attempt or an insertion: nothing does better. Not for a tone alone that only a free
-        /// retry could change: formal and casual have had their lexical repairs, direct has
-        /// none, and a tone a stronger line did not fix is reported. Empathetic and diplomatic
-        /// get one sentence added, opening with a marker phrase (`FactInsertion.toneGrammar`). Anything worse (an echo, a refusal, an
-        /// invented fact, a loop) gets one new variation, not two: a second rescued almost
-        /// none (eval, 2026-11-27).
+        /// by insertion. Not after a grammar attempt or an insertion: nothing does better.
+        /// Not for a tone alone that only a free retry could change: formal and casual have
+        /// had their lexical repairs, direct has none, and a tone a stronger line did not fix
+        /// is reported. Empathetic and diplomatic get one sentence added, opening with a
+        /// marker phrase (`FactInsertion.toneGrammar`). Anything worse (an echo, a refusal,
+        /// an invented fact, a loop) gets one new variation, not two: a second rescued
+        /// almost none (eval, 2026-11-27).
         func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
             if a.constrained || a.inserted { return false }
             // Facts alone: sentences carrying them.
