@@ -11,6 +11,10 @@
 /// for "£1,150" lost the fact altogether more often than `FactRepair` loses it (it puts
 /// "£1150" back as written).
 ///
+/// A separator may be left out but not put where the source has none: "48213" cannot become
+/// "4,82.13" (read as its digits, it would still be a prefix of the source's), "1,150" may be
+/// "1150" or "1.150", never "11,50".
+///
 /// A number of two digits or more that only begins one of the source's cannot end there
 /// either: after "11" of "1,150" or "48" of "48213" only the tokens that go on with the
 /// number are admissible (the model wrote "£11" and "order #48" and moved on). One digit
@@ -21,6 +25,9 @@ public struct NumberGuard: Sendable {
     let prefixes: Set<String>
     /// The source's numbers, whole: a number of two digits or more may end only as one of these.
     let whole: Set<String>
+    /// The digits after which a number of the source has a separator and goes on ("1" of
+    /// "1,150", "10" of "10:30"): the only places a separator may stand between two digits.
+    let separable: Set<String>
     /// The model's tokens that hold a digit, with their text: the only ones the guard bans
     /// where a number may end.
     let digitTokens: [(token: Token, text: String)]
@@ -42,28 +49,34 @@ public struct NumberGuard: Sendable {
         var r = Reader()
         var p: Set<String> = [""]
         var w: Set<String> = []
+        var sep: Set<String> = []
         for c in source + " " {
             let before = r.run
+            let pending = r.separatorPending
             r.read(c)
             p.insert(r.run)
+            if pending, c.isASCIIDigit { sep.insert(before) }
             // A number ends where a character neither adds a digit to it nor stands as its separator.
             let goesOn = r.run == before + String(c) || (r.run == before && r.separatorPending)
             if !before.isEmpty, !goesOn { w.insert(before) }
         }
         prefixes = p
         whole = w
+        separable = sep
         self.digitTokens = digitTokens
         self.separatorTokens = separatorTokens
         self.vocabularySize = vocabularySize
-        bannedAfterText = Self.banned(digitTokens, from: Reader(), prefixes: p)
+        bannedAfterText = Self.banned(digitTokens, from: Reader(), prefixes: p, separable: sep)
     }
 
     /// The tokens that would write a number no number of the source begins with, and where
     /// the output is partway through one of them, every token that would end it.
     public var banned: [Token] {
         if state == Reader() { return bannedAfterText }
-        guard mustGoOn else { return Self.banned(digitTokens, from: state, prefixes: prefixes) }
-        let goOn = Set((digitTokens + separatorTokens).compactMap { Self.continues($0.text, from: state, prefixes: prefixes) ? $0.token : nil })
+        guard mustGoOn else { return Self.banned(digitTokens, from: state, prefixes: prefixes, separable: separable) }
+        let goOn = Set((digitTokens + separatorTokens).compactMap {
+            Self.continues($0.text, from: state, prefixes: prefixes, separable: separable) ? $0.token : nil
+        })
         return (0..<Token(vocabularySize)).filter { !goOn.contains($0) }
     }
 
@@ -74,27 +87,35 @@ public struct NumberGuard: Sendable {
     }
 
     /// Whether `text`, read from `state`, goes on with the number: digits and separators
-    /// only, every digit keeping it a prefix of the source's numbers, never two separators
-    /// in a row.
-    static func continues(_ text: String, from state: Reader, prefixes: Set<String>) -> Bool {
+    /// only, every digit keeping it a prefix of the source's numbers, a separator only where
+    /// the source has one, never two in a row.
+    static func continues(_ text: String, from state: Reader, prefixes: Set<String>, separable: Set<String>) -> Bool {
         var r = state
         for c in text {
-            guard c.isASCIIDigit || ((c == "." || c == "," || c == ":") && r.afterDigit) else { return false }
-            r.read(c)
-            if c.isASCIIDigit, !prefixes.contains(r.run) { return false }
+            // A separator only where the source has one: a digit must follow it here.
+            guard c.isASCIIDigit || ((c == "." || c == "," || c == ":") && r.afterDigit && separable.contains(r.run)) else { return false }
+            if !admits(c, after: &r, prefixes: prefixes, separable: separable) { return false }
         }
         return !text.isEmpty
     }
 
-    static func banned(_ digitTokens: [(token: Token, text: String)], from state: Reader, prefixes: Set<String>) -> [Token] {
+    static func banned(_ digitTokens: [(token: Token, text: String)], from state: Reader, prefixes: Set<String>, separable: Set<String>) -> [Token] {
         digitTokens.compactMap { candidate in
             var r = state
             for c in candidate.text {
-                r.read(c)
-                if c.isASCIIDigit, !prefixes.contains(r.run) { return candidate.token }
+                if !admits(c, after: &r, prefixes: prefixes, separable: separable) { return candidate.token }
             }
             return nil
         }
+    }
+
+    /// Reads `c`; false when it is a digit that makes the number one the source has no
+    /// beginning of: digits no number of it begins with, or a separator where it has none.
+    static func admits(_ c: Character, after r: inout Reader, prefixes: Set<String>, separable: Set<String>) -> Bool {
+        let separated = r.separatorPending ? r.run : nil
+        r.read(c)
+        guard c.isASCIIDigit else { return true }
+        return prefixes.contains(r.run) && separated.map(separable.contains) != false
     }
 
     /// Takes the text of the token emitted (sampled or forced).

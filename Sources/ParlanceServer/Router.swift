@@ -62,7 +62,7 @@ public struct Router: Sendable {
                 let result = try await handler(params, ctx)
                 return { result }
             }
-            let ctx = try await ctx.claimDocuments(params)
+            let ctx = await ctx.claimDocuments(params)
             return { try await handler(params, ctx) }
         }
     }

@@ -360,7 +360,17 @@ extension VerifierTests {
         let one = [Finding(.factMissing, .factsMissing(["£1,150"]))]
         XCTAssertLessThan(RewriteVerifier.severity(one, missingFacts: 1), RewriteVerifier.severity(one, missingFacts: 4))
         XCTAssertEqual(RewriteVerifier.severity([Finding(.refusal, .refusal("as an ai")),
-                                                 Finding(.unsupportedCitation, .weakCitations([1]), path: "citations", action: .removed)], missingFacts: 0), 3)
+                                                 Finding(.unsupportedCitation, .weakCitations([1]), path: "citations", action: .removed)], missingFacts: 0), 1_000)
+    }
+
+    /// Of two failed attempts, one that copied the prompt's example ("at 10:30") is never kept
+    /// over one that left facts out: the result may be incomplete, not wrong.
+    func testAnAttemptThatSaysSomethingWrongRanksBelowOneThatLeavesFactsOut() {
+        let copied = [Finding(.instructionEcho, .copiesExample(["10:30"]))]
+        let incomplete = [Finding(.factMissing, .factsMissing(["Thursday", "3pm", "Oslo"])), Finding(.toneMismatch, .tone(.formal, []))]
+        XCTAssertLessThan(RewriteVerifier.severity(incomplete, missingFacts: 3), RewriteVerifier.severity(copied, missingFacts: 0))
+        let invented = [Finding(.unsupportedFact, .factsNotInSelection(["Mark"]))]
+        XCTAssertLessThan(RewriteVerifier.severity(invented, missingFacts: 0), RewriteVerifier.severity(invented + copied, missingFacts: 0))
     }
 
     func testCommonWordsOpeningASentenceAreNotNames() {

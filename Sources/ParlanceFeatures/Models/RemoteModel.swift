@@ -96,8 +96,8 @@ public final class RemoteModel: LanguageModel {
         learned.withLock {
             $0.servedModel = served
             $0.contextSize = context
-            $0.counts = count.map { $0 != nil } ?? false
-            if let c = count ?? nil, c > 0 { $0.charsPerToken = Double(sample.utf8.count) / Double(c) }
+            $0.counts = count != nil
+            if let c = count, c > 0 { $0.charsPerToken = Double(sample.utf8.count) / Double(c) }
             $0.checked = true
         }
         return listed.map(\.id)

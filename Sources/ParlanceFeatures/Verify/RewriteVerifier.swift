@@ -92,10 +92,15 @@ public enum RewriteVerifier {
     }
 
     /// How bad a failing rewrite is, to keep the best of several attempts: each missing
-    /// fact counts three (as much as any other problem), a tone that is off one.
+    /// fact counts three, a tone that is off one, the length or an unchanged text three.
+    /// Words the selection does not say (an invented figure, a copy of the prompt's example,
+    /// an echo of the prompt, a refusal, no text at all, another language) count more than
+    /// any number of missing facts: of two attempts that failed, the one returned may leave
+    /// something out, but does not say something wrong.
     public static func severity(_ findings: [Finding], missingFacts: Int) -> Int {
-        findings.filter(\.isOpen).reduce(0) {
-            $0 + ($1.code == .factMissing ? 3 * missingFacts : $1.code == .toneMismatch ? 1 : 3)
-        }
+        let wrong: Set<VerificationIssueCode> = [.unsupportedFact, .instructionEcho, .refusal, .degenerate, .wrongLanguage]
+        let open = findings.filter(\.isOpen)
+        let incomplete = open.reduce(0) { $0 + ($1.code == .factMissing ? 3 * missingFacts : $1.code == .toneMismatch ? 1 : wrong.contains($1.code) ? 0 : 3) }
+        return open.filter { wrong.contains($0.code) }.count * 1_000 + incomplete
     }
 }
