@@ -198,6 +198,36 @@ final class RewriteRepairTests: XCTestCase {
         XCTAssertGreaterThan(Formality.score(formal), Formality.score(casual))
     }
 
+    // MARK: Invented sentences
+
+    /// A sentence saying what the selection does not ("an additional 1% discount") is taken
+    /// out, with the selection's facts it carried now reported missing (for `FactInsertion`
+    /// to put back); a greeting to "Team" invents nothing.
+    func testASentenceWithAnInventedFigureIsTakenOut() {
+        let original = "Order #48213 went to the old address on Harrow Road. We refunded the £12.99 delivery charge and a new parcel goes out by express on Thursday."
+        let rewrite = "Dear Team,\nOrder #48213 went to the old address on Harrow Road. We are offering a refund of £12.99 and an additional 1% discount. A new parcel goes out by express on Thursday.\n\nBest regards"
+        let r = RewriteVerifier.verify(.init(original: original, rewrite: rewrite, instructions: [], language: "en"), mode: .repair)
+        XCTAssertEqual(r.value, "Dear Team,\nOrder #48213 went to the old address on Harrow Road. A new parcel goes out by express on Thursday.\n\nBest regards")
+        XCTAssertEqual(r.findings.filter(\.isOpen).map(\.code), [.factMissing], r.findings.map(\.message).joined(separator: "; "))
+        XCTAssertTrue(r.findings.filter(\.isOpen)[0].message.hasSuffix("£12.99"), r.findings[0].message)
+        let removed = r.findings.filter { !$0.isOpen }
+        XCTAssertEqual(removed.map(\.code), [.unsupportedFact])
+        XCTAssertTrue(removed[0].message.contains("(1%): removed"), removed[0].message)
+        // Reported only, nothing is taken out.
+        let reported = RewriteVerifier.verify(.init(original: original, rewrite: rewrite, instructions: [], language: "en"), mode: .report)
+        XCTAssertEqual(reported.value, rewrite)
+        XCTAssertTrue(reported.findings.map(\.code).contains(.unsupportedFact))
+    }
+
+    /// When the invention is most of the rewrite, nothing is taken out: the findings decide.
+    func testARewriteMostlyInventedKeepsItsSentences() {
+        let invented = Facts.extract("30")
+        let text = "The deposit of 30 pounds is due in 30 days, as agreed with the 30 tenants. Thanks."
+        XCTAssertEqual(InventedSentences.drop(invented, from: text).value, text)
+        XCTAssertEqual(InventedSentences.drop(invented, from: "It is 30. Rent is due on Monday, as agreed in the tenancy.").value,
+                       "Rent is due on Monday, as agreed in the tenancy.")
+    }
+
     func testSeverityWeighsMissingFactsAboveTone() {
         let tone = [Finding(.toneMismatch, .tone(.diplomatic, [.noHedge]))]
         let facts = [Finding(.factMissing, .factsMissing(["£1,150"]))]

@@ -321,6 +321,11 @@ extension VerifierTests {
         }
         XCTAssertEqual(codes("Dear Jonas, the launch moves to March. Please tell Ana."), [.instructionEcho])
         XCTAssertEqual(codes("The launch may move to March, so please tell Ana."), [])
+        // A sentence opening with the verb is not the month of "14 May"; the month is.
+        let month = ["the quarterly review with Dr. Okafor has been rescheduled to 14 May."]
+        func copied(_ rewrite: String) -> [String] { Facts.borrowed(from: month, in: rewrite, original: "The launch moves to March.").map(\.text) }
+        XCTAssertEqual(copied("The launch moves to March. May it go well!"), [])
+        XCTAssertEqual(copied("The launch moves to 1 May."), ["May"])
     }
 
     /// Every number and name of the compose prompt's own examples, put into a rewrite of a

@@ -250,7 +250,7 @@ public enum FactRepair {
         let nameWords = Lexicon.words(name).map(Facts.nameKey)
         // Any word of the selection ("Dear Team", "Hi Priyanka") is not invented.
         guard !nameWords.isEmpty, !nameWords.contains(where: { words.contains($0) || Facts.notNames.contains($0) || Facts.starters.contains($0) }),
-              !["team", "all", "everyone", "colleagues", "residents", "customers", "sir", "madam", "parents", "there"].contains(nameWords[0]) else { return Repaired(rewrite) }
+              !Facts.addressees.contains(nameWords[0]) else { return Repaired(rewrite) }
         let greeting = ns.substring(with: m.range(at: 2))
         let replacement = ns.substring(with: m.range(at: 1)) + (greeting == "Dear" ? "Hello" : greeting) + ns.substring(with: m.range(at: 4))
         return Repaired(ns.replacingCharacters(in: m.range, with: replacement), findings: [Finding(.unsupportedFact, .greetingName(name), action: .removed)])

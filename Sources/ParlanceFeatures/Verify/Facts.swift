@@ -1,4 +1,5 @@
 import Foundation
+import ParlanceDocuments
 
 /// The facts of a text that a faithful rewrite or answer must not change: numbers and
 /// amounts (compared by value: "1,150" = "1150", "three" = "3"), and names, months and
@@ -39,6 +40,9 @@ public enum Facts {
         }
         return out
     }
+
+    /// Who a greeting may address without naming anyone ("Dear Team", "Hi all"): not a name.
+    static let addressees: Set<String> = ["team", "all", "everyone", "colleagues", "residents", "customers", "sir", "madam", "parents", "there"]
 
     /// Month and weekday names that are facts in lower case too (not "may", "march", "mars").
     static let lowercaseCalendar = Set(Lexicon.months.values.joined()).union(Lexicon.weekdays.values.joined()).subtracting(["may", "march", "mars"])
@@ -89,12 +93,15 @@ public enum Facts {
 
     /// Facts of `examples` (a prompt's worked examples) that `candidate` contains and
     /// `original` does not: the output copied the example. Names compare case-sensitively
-    /// here, so the verb "may" is not the month "May".
+    /// here, and only where the candidate writes them as names, so neither the verb "may" nor
+    /// a sentence opening "May you find a way" is the month "May".
     public static func borrowed(from examples: [String], in candidate: String, original: String) -> [Fact] {
-        let words = Set(Lexicon.words(candidate))
+        // A name as `extract` finds them, or any word not opening a sentence (or a line).
+        let names = Set(extract(candidate).filter { $0.kind == .name }.map(\.text))
+            .union(candidate.split(separator: "\n").flatMap { Sentences.split(String($0)).flatMap { Lexicon.words($0).dropFirst() } })
         let numbersThere = Set(numberSpans(candidate).map(\.key))
         return extract(examples.joined(separator: "\n")).filter { f in
-            let there = f.kind == .number ? numbersThere.contains(f.key) : words.contains(f.text)
+            let there = f.kind == .number ? numbersThere.contains(f.key) : names.contains(f.text)
             return there && !missing([f], in: original).isEmpty
         }
     }

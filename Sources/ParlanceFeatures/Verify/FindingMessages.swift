@@ -24,6 +24,8 @@ extension Finding {
         case factChanged(FactRepair.Change)
         /// A name the output greets that the selection does not have.
         case greetingName(String)
+        /// A sentence of the output holding these numbers or names, which the selection does not have.
+        case inventedSentence(String, facts: [String])
         /// The tone's lexical repairs.
         case toneWording(Tone, [ToneCheck.Change])
         /// A variation that reads nearly word for word like the variation of this other tone.
@@ -100,6 +102,8 @@ extension Finding {
         case .wrongLanguage(let found, let wanted): "the output is in \(found), not \(wanted)"
         case .factChanged(let c): "the output changed \"\(c.restored)\" to \"\(c.changed)\""
         case .greetingName(let name): "the output greets \"\(name)\", a name not in the selection"
+        case .inventedSentence(let sentence, let facts):
+            "the sentence \"\(Finding.clip(sentence, 60))\" says what the selection does not (" + facts.joined(separator: ", ") + ")"
         case .toneWording(let tone, let changes): "\(tone.rawValue): " + changes.map(\.description).joined(separator: ", ")
         case .sameAsOtherTone(let other): "reads nearly word for word like the \(other.rawValue) variation"
         case .answerNotLanguage(let text): "the answer is not language: \"\(Finding.clip(text))\""

@@ -58,10 +58,7 @@ public enum RewriteVerifier {
         }
         let missing = Facts.missing(Facts.extract(x.original), in: text)
         if !missing.isEmpty { out.append(Finding(.factMissing, .factsMissing(missing.map(\.text)))) }
-        // "Add nothing": numbers and names the selection does not have are invented ("Dear
-        // Mark", "exactly 3 sentences"). The prompt's own words are left to the echo check.
-        let invented = Facts.unsupported(in: text, by: factSources(original: x.original, previous: x.previous))
-            .filter { f in !borrowed.contains(f) && !(f.kind == .name && x.instructions.contains { $0.contains(f.text) }) }
+        let invented = invented(in: text, x, borrowed: borrowed)
         if !invented.isEmpty { out.append(Finding(.unsupportedFact, .factsNotInSelection(invented.map(\.text)))) }
         let originalWords = TextChecks.wordCount(x.original)
         let words = TextChecks.wordCount(text)
@@ -82,10 +79,24 @@ public enum RewriteVerifier {
         return out
     }
 
-    /// `x.rewrite` repaired where that is safe (`RewriteRepair`, in `.repair` mode) and then
-    /// checked: the checks' findings, then the repairs'.
+    /// "Add nothing": the numbers and names of `text` that the selection does not have ("Dear
+    /// Mark", "exactly 3 sentences"), but for those of the prompt's examples (`borrowed`,
+    /// found apart), of its instructions (left to the echo check) and a greeting's "Team".
+    static func invented(in text: String, _ x: Input, borrowed: [Facts.Fact]) -> [Facts.Fact] {
+        Facts.unsupported(in: text, by: factSources(original: x.original, previous: x.previous)).filter { f in
+            !borrowed.contains(f) && !(f.kind == .name && (x.instructions.contains { $0.contains(f.text) } || Facts.addressees.contains(f.key)))
+        }
+    }
+
+    /// `x.rewrite` repaired where that is safe (`RewriteRepair`, then `InventedSentences`, in
+    /// `.repair` mode) and then checked: the checks' findings, then the repairs'.
     public static func verify(_ x: Input, mode: VerifyMode) -> Repaired<String> {
-        let repaired = RewriteRepair.repair(x.rewrite, original: x.original, tone: x.tone, mode: mode)
+        var repaired = RewriteRepair.repair(x.rewrite, original: x.original, tone: x.tone, mode: mode)
+        if mode == .repair {
+            let borrowed = Facts.borrowed(from: x.examples, in: repaired.value, original: x.original)
+            let dropped = InventedSentences.drop(invented(in: repaired.value, x, borrowed: borrowed) + borrowed, from: repaired.value)
+            repaired = Repaired(dropped.value, findings: repaired.findings + dropped.findings)
+        }
         var checked = x
         checked.rewrite = repaired.value
         return Repaired(repaired.value, findings: check(checked) + repaired.findings)
