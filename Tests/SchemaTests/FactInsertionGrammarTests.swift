@@ -58,7 +58,29 @@ final class FactInsertionGrammarTests: XCTestCase {
         XCTAssertFalse(g.accepts("This change may be frustrating."), "no marker phrase")
         XCTAssertFalse(g.accepts("I understand " + String(repeating: "very ", count: 12) + "much."), "more words than a short sentence")
         XCTAssertTrue(try GBNFGrammar(try XCTUnwrap(FactInsertion.toneGrammar(.diplomatic))).accepts("Could we talk about it this week?"))
-        XCTAssertNil(FactInsertion.toneGrammar(.formal), "formal has its lexical repairs, not a sentence")
+        XCTAssertNil(FactInsertion.toneGrammar(.direct), "direct has no marker phrase")
+        // Formal and casual: a sentence that moves the formality score their way.
+        let formal = try GBNFGrammar(try XCTUnwrap(FactInsertion.toneGrammar(.formal)))
+        XCTAssertTrue(formal.accepts("Please do not hesitate to contact me should you have any questions."))
+        XCTAssertFalse(formal.accepts("Hit me up if anything's unclear."))
+        XCTAssertTrue(try GBNFGrammar(try XCTUnwrap(FactInsertion.toneGrammar(.casual))).accepts("Hope you're all set for Monday!"))
+    }
+
+    /// A formal variation that read a little casual, and a casual one that read formal, each
+    /// with one sentence of its tone's phrases added, pass their tone's check.
+    func testTheMendingSentencesOfFormalAndCasualMendThem() throws {
+        let sentence = try GBNFGrammar(try XCTUnwrap(FactInsertion.toneGrammar(.formal)))
+        func formal(_ text: String) -> Bool { sentence.accepts(String(text.split(separator: ".").last!.dropFirst()) + ".") }
+        let casualish = "Hi Priyanka, the rent for Flat 4 is due on 3 March. I saw it's late again, so just a reminder."
+        XCTAssertEqual(ToneCheck.check(casualish, tone: .formal, original: casualish).map(\.marker), ["contractions", "formality"])
+        let formalRepaired = ToneCheck.repair(casualish, tone: .formal).value
+        XCTAssertEqual(ToneCheck.check(formalRepaired, tone: .formal, original: casualish).map(\.marker), ["formality"])
+        let mended = formalRepaired + " Should you require any further information, please do not hesitate to contact the office."
+        XCTAssertTrue(formal(mended))
+        XCTAssertEqual(ToneCheck.check(mended, tone: .formal, original: casualish), [], "\(Formality.score(formalRepaired)) → \(Formality.score(mended))")
+        let stiff = "Dear Priyanka, please be advised that the rent for Flat 4 is due on 3 March. The payment for the previous month was received late."
+        XCTAssertFalse(ToneCheck.check(stiff, tone: .casual, original: stiff).isEmpty)
+        XCTAssertEqual(ToneCheck.check(stiff + " Let me know if you've got any questions.", tone: .casual, original: stiff), [])
     }
 
     func testTheSentencesToSayAgainAndTheClosingKeptAfterTheInsertion() {

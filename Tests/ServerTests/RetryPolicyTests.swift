@@ -23,7 +23,18 @@ final class RetryPolicyTests: XCTestCase {
 
     static let missing = Finding(.factMissing, .factsMissing(["£35"]))
     static let echo = Finding(.instructionEcho, .rewriteEchoesPrompt("Rewrite the text"))
-    static let tone = Finding(.toneMismatch, .tone(.formal, []))
+    static let tone = Finding(.toneMismatch, .tone(.formal, [.contractions(["don't"])]))
+    /// A tone off in the way a sentence of its marker phrases mends.
+    static func off(_ tone: Tone) -> Finding {
+        let failure: ToneCheck.Failure = switch tone {
+        case .formal: .readsCasual(0.4)
+        case .casual: .readsFormal(0.7)
+        case .empathetic: .noAcknowledgement
+        case .diplomatic: .noHedge
+        case .direct: .noMainWordsFirst
+        }
+        return Finding(.toneMismatch, .tone(tone, [failure]))
+    }
 
     func testMissingFactsAreInsertedNotRegenerated() {
         let p = policy()
@@ -40,33 +51,43 @@ final class RetryPolicyTests: XCTestCase {
     }
 
     func testAToneOffTooIsMendedByTheSentencesThatPutTheFactsBack() {
-        for tone in [Tone.empathetic, .diplomatic] {
+        for tone in [Tone.empathetic, .diplomatic, .formal, .casual] {
             let p = policy(tone)
-            let a = attempt(Self.kept + " The agreement allows a late fee. Drilling runs 9am to 4pm at Canal House.", [Self.missing, Self.tone])
+            let a = attempt(Self.kept + " The agreement allows a late fee. Drilling runs 9am to 4pm at Canal House.", [Self.missing, Self.off(tone)])
             let plan = p.plan(attempt: 2, after: a)
             XCTAssertEqual(plan.insert.map(\.text), ["£35"])
             XCTAssertEqual(plan.mending, tone)
-            for lead in FactInsertion.leads(mending: tone) {
+            for lead in FactInsertion.leads(mending: tone) where [.empathetic, .diplomatic].contains(tone) {
                 XCTAssertEqual(ToneCheck.check(Self.kept + " " + lead + " the agreement allows a £35 late fee.", tone: tone, original: Self.selection), [],
                                "\(lead) marks \(tone)")
             }
             // The tone alone was fine: the plain connectors.
             XCTAssertNil(p.plan(attempt: 2, after: attempt(a.text, [Self.missing])).mending)
+            // Not in another language: the phrases are English.
+            let spanish = Compose.RetryPolicy(tone: tone, refinement: false, attempts: Attempts(verify: true, maxAttempts: 3), acceptsGrammar: true,
+                                              selection: Self.selection, language: "es")
+            XCTAssertNil(spanish.plan(attempt: 2, after: a).mending)
         }
+        XCTAssertNil(policy(.direct).plan(attempt: 2, after: attempt(Self.kept, [Self.missing, Self.off(.direct)])).mending)
+        // Contractions a sentence cannot take out.
         XCTAssertNil(policy(.formal).plan(attempt: 2, after: attempt(Self.kept, [Self.missing, Self.tone])).mending)
     }
 
     func testAToneOffAloneGetsOneSentenceWithAMarkerPhraseNotANewVariation() {
-        let a = attempt(Self.selection, [Self.tone])
-        let p = policy(.empathetic)
-        XCTAssertTrue(p.worthRetrying(a, a.findings))
-        let plan = p.plan(attempt: 2, after: a)
-        XCTAssertEqual(plan.mending, .empathetic)
-        XCTAssertEqual(plan.insert.count, 0)
-        XCTAssertNil(plan.grammar)
-        // The sentence is final; formal and casual have their lexical repairs, not a sentence.
-        XCTAssertFalse(p.worthRetrying(attempt(Self.selection + " I understand.", [Self.tone], n: 2, inserted: true), [Self.tone]))
-        XCTAssertFalse(policy(.formal).worthRetrying(a, a.findings))
+        for tone in [Tone.empathetic, .diplomatic, .formal, .casual] {
+            let a = attempt(Self.selection, [Self.off(tone)])
+            let p = policy(tone)
+            XCTAssertTrue(p.worthRetrying(a, a.findings))
+            let plan = p.plan(attempt: 2, after: a)
+            XCTAssertEqual(plan.mending, tone)
+            XCTAssertEqual(plan.insert.count, 0)
+            XCTAssertNil(plan.grammar)
+            // The sentence is final.
+            XCTAssertFalse(p.worthRetrying(attempt(Self.selection + " I understand.", [Self.off(tone)], n: 2, inserted: true), [Self.off(tone)]))
+        }
+        // Direct has no phrase; contractions left in a formal text are not mended by a sentence.
+        XCTAssertFalse(policy(.direct).worthRetrying(attempt(Self.selection, [Self.off(.direct)]), [Self.off(.direct)]))
+        XCTAssertFalse(policy(.formal).worthRetrying(attempt(Self.selection, [Self.tone]), [Self.tone]))
     }
 
     func testFactsOfMoreSentencesThanAnInsertionSaysAgainAreInsertedUpToItsLimit() {

@@ -51,6 +51,18 @@ public enum FactGrammar {
         ].joined(separator: "\n")
     }
 
+    /// The opening phrases of a sentence added to mend a tone that was off (`FactInsertion`):
+    /// `openers`, and for formal and casual phrases that move the formality score their way
+    /// and carry casual's markers (a contraction and "you"). English only, as `ToneCheck`'s
+    /// markers are.
+    public static func mendingOpeners(for tone: Tone) -> [String] {
+        switch tone {
+        case .formal: return ["Please do not hesitate to", "Should you require any", "I would be grateful if", "Kindly"]
+        case .casual: return ["Let me know if you've", "Hope you're", "Give me a shout if you've"]
+        default: return openers(for: tone)
+        }
+    }
+
     /// Opening phrases that carry a tone's marker, for a retry whose tone was off (the tones
     /// a phrase can mark: empathetic and diplomatic).
     public static func openers(for tone: Tone) -> [String] {

@@ -75,6 +75,8 @@ enum FactInsertion {
         switch tone {
         case .empathetic: return ["I understand that", "I know that", "We appreciate that", "I realise that"]
         case .diplomatic: return ["Kindly note that", "It might help to know that", "It would be worth noting that"]
+        case .formal: return ["Please note that", "Kindly note that", "I would like to inform you that"]
+        case .casual: return ["Oh, and", "Just so you know,", "And heads up,"]
         default: return leads
         }
     }
@@ -158,9 +160,9 @@ enum FactInsertion {
     }
 
     /// The grammar of a sentence that only mends a tone: one of the tone's marker phrases
-    /// (`FactGrammar.openers`), then at most `toneWords` words and the sentence's end.
+    /// (`FactGrammar.mendingOpeners`), then at most `toneWords` words and the sentence's end.
     static func toneGrammar(_ tone: Tone) -> String? {
-        let openers = FactGrammar.openers(for: tone)
+        let openers = FactGrammar.mendingOpeners(for: tone)
         guard !openers.isEmpty else { return nil }
         return ["root ::= (" + openers.map(GrammarBuilder.literal).joined(separator: " | ") + ") spw{1,\(toneWords)} [.!?]",
                 #"v ::= [^\x00-\x20.!?"()]"#, "spw ::= \" \" v{1,\(maxWord)}"].joined(separator: "\n")
@@ -171,7 +173,13 @@ enum FactInsertion {
 
     /// The turn that asks for a sentence mending `tone`.
     static func toneRequest(_ tone: Tone) -> String {
-        "Add one short sentence to your message that " + (tone == .diplomatic ? "softens it and stays positive." : "acknowledges how the reader may feel.")
+        let does = switch tone {
+        case .diplomatic: "softens it and stays positive."
+        case .formal: "keeps it polite and formal."
+        case .casual: "keeps it friendly and relaxed."
+        default: "acknowledges how the reader may feel."
+        }
+        return "Add one short sentence to your message that " + does
     }
 
     /// `last`'s text with one more sentence after its body (before its closing), asked of

@@ -44,6 +44,8 @@ extension Compose {
         /// like another tone); under a grammar where the engine takes one.
         var opening: [String] = []
         let acceptsGrammar: Bool
+        /// The selection is English: a sentence in a tone's marker phrases (`FactGrammar.mendingOpeners`) can mend it.
+        let english: Bool
 
         /// Later attempts sample at most this hot: a small model copies facts more faithfully cooler.
         static let laterTemperature = 0.2
@@ -51,8 +53,9 @@ extension Compose {
         /// (`RepeatGuard`): its gaps had filled with the sentence before them again.
         static let grammarRepeatRun = 6
 
-        init(tone: Tone, refinement: Bool, attempts: Attempts, acceptsGrammar: Bool, selection: String) {
+        init(tone: Tone, refinement: Bool, attempts: Attempts, acceptsGrammar: Bool, selection: String, language: String = "en") {
             self.tone = tone
+            english = language.split(separator: "-").first == "en"
             checkedTone = refinement ? nil : tone
             maxAttempts = attempts.maxAttempts
             grammars = attempts.verify && attempts.maxAttempts > 1 && acceptsGrammar
@@ -112,9 +115,9 @@ extension Compose {
             let marked = grammars && toneOff && checkedTone != nil && !FactGrammar.openers(for: tone).isEmpty
             let insert = insertion(after: last)
             // The tone off too: the sentences open with a marker of it.
-            if !insert.isEmpty { return Plan(insert: insert, mending: marked ? tone : nil) }
-            // A tone with marker phrases, off and nothing else: one sentence with one.
-            if marked, last.findings.filter(\.isOpen).allSatisfy({ $0.code == .toneMismatch }), !last.inserted { return Plan(mending: tone) }
+            if !insert.isEmpty { return Plan(insert: insert, mending: mendable(last) ? tone : nil) }
+            // The tone off and nothing else: one sentence opening with a marker phrase.
+            if mendable(last), last.findings.filter(\.isOpen).allSatisfy({ $0.code == .toneMismatch }), !last.inserted { return Plan(mending: tone) }
             let grammar = FactGrammar.opening(selection: selection, openers: marked ? FactGrammar.openers(for: tone) : [])
             return Plan(toneHint: toneOff ? ToneCheck.instruction(tone) : nil, grammar: grammar)
         }
@@ -132,8 +135,26 @@ extension Compose {
             // Facts alone: sentences carrying them.
             if !lacking(a).isEmpty { return !insertion(after: a).isEmpty }
             let toneOnly = findings.filter(\.isOpen).allSatisfy { $0.code == .toneMismatch }
-            if toneOnly && (a.toneRetried || ![.empathetic, .diplomatic].contains(tone) || !grammars) { return false }
+            if toneOnly && (a.toneRetried || !mendable(a)) { return false }
             return a.attempt == 1
+        }
+
+        /// `a`'s tone is off in a way a sentence of marker phrases mends: the engine takes
+        /// grammars, the tone is held to and has such phrases, the selection is English, and
+        /// every marker missed is one a sentence adds (a formality score, an acknowledgement,
+        /// a hedge, casual's contraction and "you"), not a fragment or a contraction to take out.
+        func mendable(_ a: Attempt) -> Bool {
+            guard grammars, english, let checkedTone, !FactGrammar.mendingOpeners(for: checkedTone).isEmpty else { return false }
+            let failures = a.findings.filter { $0.isOpen && $0.code == .toneMismatch }.flatMap { f -> [ToneCheck.Failure] in
+                if case .tone(_, let failures) = f.subject { return failures }
+                return []
+            }
+            return !failures.isEmpty && failures.allSatisfy {
+                switch $0 {
+                case .readsCasual, .readsFormal, .notConversational, .noAcknowledgement, .noHedge: true
+                default: false
+                }
+            }
         }
 
         /// Failing attempts ranked (lower is better): missing facts weigh most.
@@ -154,7 +175,8 @@ extension Compose {
                         lengthBounds: ClosedRange<Double> = 0.3...3.0, opening: [String] = [],
                         prompt: (Int, String?, Bool) -> ModelPrompt) async throws -> (ComposeVariation, [Token]) {
         var usage = Usage.zero
-        var policy = RetryPolicy(tone: tone, refinement: previous != nil, attempts: attempts, acceptsGrammar: engine.acceptsGrammar, selection: original)
+        var policy = RetryPolicy(tone: tone, refinement: previous != nil, attempts: attempts, acceptsGrammar: engine.acceptsGrammar, selection: original,
+                                 language: language)
         policy.opening = opening
         let facts = Facts.extract(original)
         var last: Attempt?
