@@ -76,7 +76,8 @@ enum FactInsertion {
         case .empathetic: return ["I understand that", "I know that", "We appreciate that", "I realise that"]
         case .diplomatic: return ["Kindly note that", "It might help to know that", "It would be worth noting that"]
         case .formal: return ["Please note that", "Kindly note that", "I would like to inform you that"]
-        case .casual: return ["Oh, and", "Just so you know,", "And heads up,"]
+        // Each with "you" or a contraction, casual's markers ("And heads up," had neither).
+        case .casual: return ["Just so you know,", "And don't forget,", "Oh, and you'll want to know that"]
         default: return leads
         }
     }
