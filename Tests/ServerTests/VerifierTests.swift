@@ -378,6 +378,19 @@ extension VerifierTests {
         XCTAssertLessThan(RewriteVerifier.severity(invented, missingFacts: 0), RewriteVerifier.severity(invented + copied, missingFacts: 0))
     }
 
+    /// "the 2% drop" for "the 12% drop" is a fact changed, though "2pm" is in the selection;
+    /// "12 percent" and "12 %" keep "12%".
+    func testAPercentageIsItsOwnNumber() {
+        let original = "Can you cover my 2pm tomorrow? They want to go over the 12% drop in renewals."
+        let facts = Facts.extract(original)
+        XCTAssertEqual(Facts.missing(facts, in: "Could you cover my 2pm tomorrow? They want to discuss the 2% drop in renewals.").map(\.text), ["12%"])
+        XCTAssertEqual(Facts.unsupported(in: "the 2% drop at 2pm", by: [original]).map(\.text), ["2%"])
+        for kept in ["the 12 percent drop at 2pm", "the 12 % drop at 2pm", "the 12 per cent drop at 2pm"] {
+            XCTAssertEqual(Facts.missing(facts, in: kept).map(\.text), [], kept)
+        }
+        XCTAssertEqual(Facts.missing(Facts.extract("The 12 hours."), in: "The 12% hours.").map(\.text), ["12"])
+    }
+
     func testCommonWordsOpeningASentenceAreNotNames() {
         let facts = Facts.extract("Last month's payment was late. Work on the lift starts Monday. Drilling is loud. Tom will collect the keys.")
         XCTAssertEqual(Set(facts.filter { $0.kind == .name }.map(\.text)), ["Monday", "Tom"])

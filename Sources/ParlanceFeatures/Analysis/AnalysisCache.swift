@@ -24,7 +24,8 @@ public actor AnalysisCache {
     /// the weights were refitted).
     /// 11: a weekday the source writes in the plural supports the weekday ("Tuesdays",
     /// "Tuesday").
-    public static let checksVersion = 11
+    /// 12: a percentage is its own number ("12%" is not "12", "2%" not the "2" of "2pm").
+    public static let checksVersion = 12
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -108,6 +108,8 @@ public enum Facts {
 
     /// Numbers as written (with a currency sign or %) and their values: separators removed,
     /// decimals kept ("2.5"; "2,5" as written in French or Spanish), number words as digits.
+    /// A percentage is its own value: "12%", "12 %" and "12 percent" are "12%", which neither
+    /// "12" nor the "2" of "2pm" is ("the 2% drop" for "the 12% drop" is a fact changed).
     static func numberSpans(_ text: String) -> [(span: String, key: String)] {
         var out: [(String, String)] = []
         let ns = text as NSString
@@ -118,12 +120,22 @@ public enum Facts {
             if digits.contains(","), !digits.contains("."), digits.split(separator: ",").last?.count != 3 {
                 digits = digits.replacingOccurrences(of: ",", with: ".")
             }
-            out.append((span, trimmed(digits.replacingOccurrences(of: ",", with: ""))))
+            let percent = span.hasSuffix("%") || isPercent(ns.substring(from: m.range.location + m.range.length))
+            out.append((span, trimmed(digits.replacingOccurrences(of: ",", with: "")) + (percent ? "%" : "")))
         }
         for w in Lexicon.words(text) {
             if let n = numberWords[w.lowercased()] { out.append((w, n)) }
         }
         return out
+    }
+
+    /// What follows a number makes it a percentage: "%" after a space, or "percent", "per
+    /// cent", "por ciento", "pour cent".
+    static func isPercent(_ after: String) -> Bool {
+        let rest = after.drop { $0 == " " || $0 == "\u{A0}" || $0 == "\u{202F}" }
+        if rest.first == "%" { return true }
+        let words = rest.prefix(12).lowercased().split(whereSeparator: { !$0.isLetter }).prefix(2).map(String.init)
+        return words.first == "percent" || words.count == 2 && ["per", "por", "pour"].contains(words[0]) && ["cent", "ciento"].contains(words[1])
     }
 
     /// "07" = "7", "2.50" = "2.5".
