@@ -313,6 +313,23 @@ final class VerifierTests: XCTestCase {
 }
 
 extension VerifierTests {
+    /// The stronger tone line of a retry and the turns asking for a sentence more are the
+    /// prompt's words too; the example phrases they quote are the tone's own.
+    func testTheToneLineAndTheInsertionTurnsAreEchoes() {
+        let original = "Your proposal is rejected. We can talk about it on Friday."
+        func codes(_ rewrite: String, _ tone: Tone) -> [VerificationIssueCode] {
+            RewriteVerifier.check(.init(original: original, rewrite: rewrite,
+                                        instructions: ComposePrompt.instructionTexts(tone: tone, audience: .peer, languageName: "English"),
+                                        language: "en")).map(\.code)
+        }
+        XCTAssertEqual(codes("Perhaps we could revisit the proposal. Could we talk about it on Friday? Soften it with tactful words.", .diplomatic),
+                       [.instructionEcho])
+        XCTAssertEqual(codes("Perhaps the proposal could be revisited. Would it be possible to talk about it on Friday?", .diplomatic), [])
+        XCTAssertEqual(codes("I understand this is hard. We can talk about it on Friday, in the same tone, that also says your proposal is rejected.", .empathetic),
+                       [.instructionEcho])
+        XCTAssertEqual(codes("Your proposal is rejected, I'm afraid. Let's talk on Friday, it keeps it friendly and relaxed.", .casual), [.instructionEcho])
+    }
+
     func testCopyingTheWorkedExampleIsAnEcho() {
         let examples = ["hey Jonas, the Oakridge invoice for €2,400 is late again. can u ping Magdalena before Thursday?"]
         func codes(_ rewrite: String) -> [VerificationIssueCode] {

@@ -152,8 +152,11 @@ enum FactInsertion {
     static func request(_ units: [FactGrammar.Unit], selection: String) -> String {
         let said = sentences(carrying: units, in: selection)
         let count = said.count == 1 ? "one sentence" : (said.count <= 3 ? ["two", "three"][said.count - 2] : "\(said.count)") + " sentences"
-        return "Add \(count) to your message, in the same tone, that also \(said.count == 1 ? "says" : "say"): " + said.joined(separator: " ")
+        return "Add \(count) to your message, \(requestFrame)\(said.count == 1 ? "s" : ""): " + said.joined(separator: " ")
     }
+
+    /// The words of `request` an output must not repeat (its opening is everyday English).
+    static let requestFrame = "in the same tone, that also say"
 
     /// Tokens the sentence may take: its facts and a clause around each.
     static func maxTokens(_ units: [FactGrammar.Unit], selection: String) -> Int {
@@ -180,8 +183,10 @@ enum FactInsertion {
         case .casual: "keeps it friendly and relaxed."
         default: "acknowledges how the reader may feel."
         }
-        return "Add one short sentence to your message that " + does
+        return toneRequestOpening + does
     }
+
+    static let toneRequestOpening = "Add one short sentence to your message that "
 
     /// `last`'s text with one more sentence after its body (before its closing), asked of
     /// `engine` (a local one: it takes grammars) after `last`'s conversation, and the
