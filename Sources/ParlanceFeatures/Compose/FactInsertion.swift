@@ -200,8 +200,15 @@ enum FactInsertion {
         let ask = units.isEmpty ? tone.map(toneRequest) : request(units, selection: selection)
         guard let grammar, let ask else { return (Generated(text: "", json: nil, tokens: [], prompt: last.out.prompt, usage: .zero, finishReason: .stop), nil) }
         let (body, tail) = split(last.text)
-        let messages = last.out.prompt.messages + [ChatMessage(.assistant, body), ChatMessage(.user, ask)]
-        let prompt = engine.render(messages)
+        // The model's turn as it wrote it, token for token (their state is cached; rendered
+        // anew from the repaired text, the whole body was evaluated again: about 70 tokens
+        // of each insertion's 105, 2026-12-01). The sentences still go into the repaired text.
+        // Not when a sentence was taken out: the model would go on from what it said there.
+        let own = last.out.stoppedBy == nil && !last.out.tokens.isEmpty && !last.findings.contains {
+            if case .inventedSentence = $0.subject { true } else { false }
+        }
+        let messages = last.out.prompt.messages + [ChatMessage(.assistant, own ? last.out.text : body), ChatMessage(.user, ask)]
+        let prompt = own ? engine.render(messages, history: last.out.prompt.tokens + last.out.tokens, after: messages.count - 2) : engine.render(messages)
         var o = options
         o.maxTokens = min(options.maxTokens, units.isEmpty ? 2 * toneWords + 8 : maxTokens(units, selection: selection))
         o.noRepeatRun = Compose.RetryPolicy.grammarRepeatRun
