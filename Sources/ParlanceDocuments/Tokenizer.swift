@@ -1,5 +1,7 @@
-/// Words for BM25: Unicode word split, folded case and diacritics, English stopwords
-/// removed, light suffix stemming (-s, -es, -ies, -ing, -ed, final -e).
+/// Words for BM25: Unicode word split, folded case and diacritics, function words removed
+/// (English, and those of the other Latin-script output languages that are no English word),
+/// French and Italian elisions cut ("l'ingénieur" → "ingenieur"), light suffix stemming
+/// (-s, -es, -ies, -ing, -ed, final -e).
 enum Tokenizer {
     static let stopwords: Set<String> = Set("""
         a about above after again against all am an and any are as at be because been before being below between \
@@ -11,8 +13,30 @@ enum Tokenizer {
         doesn didn isn wasn aren weren won can't don't it's i'm you're we're they're that's let's also
         """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
 
+    /// The function words of French, Spanish, Italian, Portuguese, German and Norwegian
+    /// (`StopwordProfiles`, with the question words and auxiliaries a question opens with),
+    /// folded, less those that are also English words a question may ask about ("die", "war",
+    /// "men", "son", "mit", "plus", vitamin "c"). Without them a French question matched on "qui",
+    /// "du" and "en": "Qui était l'ingénieur du pont en pierre ?" ranked "Elle a été reconstruite
+    /// en béton en 1949, ce qui explique…" above "L'ingénieur s'appelait Étienne Lacombe."
+    static let otherLanguages: Set<String> = {
+        let profiles = StopwordProfiles.profiles.filter { ["fr", "es", "it", "pt", "de", "nb"].contains($0.code) }.flatMap(\.words)
+        let asking = """
+            quel quelle quels quelles quand pourquoi combien etait etaient avait ont ete sont cual cuales cuando donde quien quienes \
+            cuanto cuanta cuantos cuantas fue fueron han ha sido quale quali dove chi quanto quanti quante wann wer welche welcher
+            """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        let english: Set<String> = [
+            "c", "d", "e", "j", "n", "o", "al", "als", "aus", "bare", "ci", "come", "com", "con", "den", "die", "eu", "est", "hat", "han", "hay",
+            "io", "med", "meg", "men", "mi", "mit", "mon", "os", "per", "plus", "son", "var", "vi", "war", "dove",
+        ]
+        return Set((profiles + asking).map { Folding.fold($0) }).subtracting(english)
+    }()
+
+    /// What an elided article or pronoun leaves before the apostrophe: "l'", "d'", "qu'"…
+    static let elisions: Set<String> = ["l", "d", "j", "c", "n", "s", "m", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu"]
+
     static func terms(_ text: String) -> [String] {
-        words(text).compactMap { w in stopwords.contains(w) ? nil : WordForms.canonical[w] ?? stem(w) }
+        words(text).compactMap { w in stopwords.contains(w) || otherLanguages.contains(w) ? nil : WordForms.canonical[w] ?? stem(w) }
     }
 
     /// Folded words; apostrophes inside a word are kept only long enough to test stopwords
@@ -41,7 +65,8 @@ enum Tokenizer {
                 word.append(c)
                 previousWasWord = true
             } else if c == "'", previousWasWord, let n = pending, Folding.isWordScalar(n), !Folding.isIdeographic(n) {
-                word.append(c)
+                // "l'ingénieur" is "ingénieur" after an article; "o'brien" and "don't" are one word.
+                if elisions.contains(String(word)) { word = String.UnicodeScalarView() } else { word.append(c) }
             } else {
                 flush()
                 previousWasWord = false

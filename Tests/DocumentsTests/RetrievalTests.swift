@@ -29,6 +29,31 @@ final class BM25Tests: XCTestCase {
         XCTAssertTrue(BM25Index(documents: []).search("cat", limit: 5).isEmpty)
     }
 
+    /// A French or Spanish question ranks by what it asks about, not by "qui", "du", "en",
+    /// "el", "de": the segment that names the subject comes first.
+    func testFunctionWordsOfOtherLanguagesDoNotRank() {
+        let french = BM25Index(documents: [
+            "Elle a été repeinte en bleu en 1990, ce qui explique sa couleur.",
+            "L'architecte s'appelait Marie Dubois. Elle avait déjà construit deux gares.",
+            "La gare du nord date de 1880.",
+        ])
+        XCTAssertEqual(french.search("Qui était l'architecte de la gare en brique ?", limit: 3).first?.index, 1)
+        XCTAssertEqual(french.search("architecte", limit: 3).map(\.index), [1])  // "l'architecte" is "architecte"
+        let spanish = BM25Index(documents: ["El local tiene una terraza en la plaza.", "Somos doce en la cocina y tres en la sala."])
+        XCTAssertEqual(spanish.search("¿Cuántos cocineros hay en la cocina?", limit: 2).map(\.index), [1])
+        XCTAssertTrue(spanish.search("¿Cuándo es el de la en?", limit: 2).isEmpty)  // only function words
+    }
+
+    /// The words of another language's list that are English words still count.
+    func testEnglishWordsOfOtherLanguagesStillCount() {
+        let index = BM25Index(documents: ["The men went to war.", "Her son took vitamin C.", "Did Dell's laptop die?", "Rock and roll."])
+        XCTAssertEqual(index.search("men war", limit: 4).map(\.index), [0])
+        XCTAssertEqual(index.search("son", limit: 4).map(\.index), [1])
+        XCTAssertEqual(index.search("vitamin c", limit: 4).map(\.index), [1])
+        XCTAssertEqual(index.search("dell die", limit: 4).map(\.index), [2])
+        XCTAssertEqual(BM25Index.terms("O'Brien don't"), ["obrien"])
+    }
+
     func testDiacriticsAndCJK() {
         let index = BM25Index(documents: ["Café culture in Zürich", "会议很重要", "Nothing here"])
         XCTAssertEqual(index.search("cafe zurich", limit: 5).map(\.index), [0])

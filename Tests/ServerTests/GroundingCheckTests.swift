@@ -105,6 +105,27 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(Answerability.evidence(question: q, segments: [asked[1]]).sentenceCoverage, 0)
     }
 
+    /// A French question's evidence and citations follow what it asks about ("l'architecte",
+    /// "gare"), not its function words ("qui", "de", "la", "en"), which the segment that
+    /// repeats "en" twice would otherwise win on; a Spanish date question's focus is its
+    /// subject, not "fecha".
+    func testOtherLanguagesAreReadByWhatTheyAskAbout() {
+        let shown = [
+            Segment(id: 1, speaker: "Prof", text: "Bonjour à tous, nous parlons de la gare de Lorval.", startOffset: 0, endOffset: 1),
+            Segment(id: 2, speaker: "Prof", text: "Elle a été repeinte en bleu en 1990, ce qui explique sa couleur.", startOffset: 1, endOffset: 2),
+            Segment(id: 3, speaker: "Prof", text: "L'architecte de la gare s'appelait Marie Dubois.", startOffset: 2, endOffset: 3),
+            Segment(id: 4, speaker: "Prof", text: "En 1944, la ville a été libérée en août.", startOffset: 3, endOffset: 4),
+        ]
+        let question = "Qui était l'architecte de la gare en brique ?"
+        XCTAssertEqual(Answerability.focusTerms(question), Set(Lexicon.words("architecte gare brique", .terms)))
+        XCTAssertEqual(Answerability.evidence(question: question, segments: shown).passage, [3])
+        // Retrieval's best segment leads the citations: the one with "en" twice and "qui" did.
+        XCTAssertEqual(AnswerVerifier.relevance(question: question, passages: .init(shown)).first?.id, 3)
+        let verdict = AnswerVerifier.check(question: question, answer: "Elle a été repeinte en 1990.", cited: [], shown: shown, instructions: [])
+        XCTAssertTrue(verdict.citations.contains(3), "\(verdict.citations)")
+        XCTAssertEqual(Answerability.focusTerms("¿En qué fecha abrió Casa Brasa?"), Set(Lexicon.words("abrió Casa Brasa", .terms)))
+    }
+
     /// A near miss of the other kind: an amount beside the subject, but not the one asked for.
     /// The passage quoted holds the amount in the asked relation ("price"), though another
     /// passage shares more of the question's words (the launch budget).

@@ -25,7 +25,9 @@ public actor AnalysisCache {
     /// 11: a weekday the source writes in the plural supports the weekday ("Tuesdays",
     /// "Tuesday").
     /// 12: a percentage is its own number ("12%" is not "12", "2%" not the "2" of "2pm").
-    public static let checksVersion = 12
+    /// 13: retrieval's terms leave out the function words of French, Spanish, Italian,
+    /// Portuguese, German and Norwegian, and cut elisions ("l'ingénieur" → "ingénieur").
+    public static let checksVersion = 13
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

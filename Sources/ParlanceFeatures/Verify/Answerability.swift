@@ -223,7 +223,7 @@ public enum Answerability {
         "much", "many", "cost", "costs", "price", "budget", "fee", "salary", "charge", "charges", "pay", "paid", "spend", "spent", "name", "called",
         "number", "phone", "tracking", "reference", "year", "date", "time", "day", "long", "often", "exactly", "each", "per", "total", "amount",
         "cuanto", "cuantos", "cuantas", "cuesta", "costado", "precio", "nombre", "llama", "combien", "coute", "coutent", "prix", "nom", "appelait",
-        "quel", "quelle", "quels", "quelles", "sont", "est",
+        "quel", "quelle", "quels", "quelles", "sont", "est", "fecha", "hora", "dia", "año", "heure", "jour", "année", "tarif",
     ] as [String]).flatMap { Lexicon.words($0, .terms) })
 
     // MARK: Calibrated probability
@@ -252,11 +252,11 @@ public enum Answerability {
         }
     }
 
-    static let weights = Weights(bias: 0.596, questionCoverage: 0.007, focusCoverage: -1.767, typedCoverage: 0.229, typeMissing: -0.200,
-                                 modelPassed: -0.282, modelSaysNotFound: 0.000, answerSupport: 0.784, relationMissing: -0.275, sentenceCoverage: 1.530)
+    static let weights = Weights(bias: 1.004, questionCoverage: -0.187, focusCoverage: -1.719, typedCoverage: 0.309, typeMissing: 0.064,
+                                 modelPassed: -0.088, modelSaysNotFound: 0.000, answerSupport: 0.222, relationMissing: -0.314, sentenceCoverage: 1.446)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.5
+    public static let threshold = 0.46
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
