@@ -7,7 +7,9 @@ and through llama.cpp's own llama-server as the peer to beat.
 
 Columns run one after another (never two model processes at once):
   off, on   one daemon each (`--stdio --no-history`, a fresh temporary `--cache-dir` and
-            `--data-dir`): "off" sends `verify: false` (the daemon's checks are only
+            `--data-dir`), the families one after another (Q&A, compose, lists: a method's
+            wall time is never another's retries running beside it), up to --concurrency
+            requests of a family in flight: "off" sends `verify: false` (the daemon's checks are only
             reported), "on" sends `verify: true`. A daemon whose spec (`parlance --print-spec`)
             has no `verify` param gets one daemon column, "default", with the params it knows.
   peer      llama-server from scripts/setup-llama-server.sh (or --llama-server) on a free

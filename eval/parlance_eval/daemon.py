@@ -194,7 +194,11 @@ def column_tasks(client: ParlanceClient, col: Column, spec: Dict[str, Dict[str, 
 
 
 def run_tasks(col: Column, tasks: List[Task], concurrency: int) -> Dict[str, float]:
-    """Every task, up to `concurrency` in flight; the span of each family (first send to last answer)."""
+    """Every task, one family after another (Q&A, compose, lists), each with up to
+    `concurrency` of its requests in flight; the span of each family (first send to last
+    answer). A family never shares the engine with another: a method's wall time is its own
+    and not the retries of another method running beside it (summarize measured 1.10x
+    verify-off alone and 1.37x beside compose's retries, 2026-12-01)."""
     fam_t: Dict[str, List[float]] = {}
 
     def execute(task: Task) -> None:
@@ -206,9 +210,10 @@ def run_tasks(col: Column, tasks: List[Task], concurrency: int) -> Dict[str, flo
             span = fam_t.setdefault(fam, [s, e])
             span[0], span[1] = min(span[0], s), max(span[1], e)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        for f in [pool.submit(execute, t) for t in tasks]:
-            f.result()
+    for family in dict.fromkeys(fam for fam, _ in tasks):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            for f in [pool.submit(execute, t) for t in tasks if t[0] == family]:
+                f.result()
     return {k: round(v[1] - v[0], 1) for k, v in fam_t.items()}
 
 
