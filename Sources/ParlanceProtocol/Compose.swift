@@ -108,7 +108,7 @@ public struct ComposeVariation: Codable, Sendable, Hashable, Schematic {
         "instruction": SchemaHint(description: "The refine instruction that produced it."),
         "seed": SchemaHint(description: "The sampling seed of the attempt kept: seed + i for variation i's first attempt, then 7919 more per further attempt (verification); 104729 more again when it was generated anew because it read like another tone."),
         "finishReason": SchemaHint(description: "stop (the model ended) or length (maxTokens reached).", enumValues: ["stop", "length"]),
-        "verification": SchemaHint(description: "This variation checked against the selection: no refusal, no echo of the instructions, not the selection unchanged, every number and name kept, the requested language, a sane length. A variation that only left facts out gets one more sentence carrying them (local models); one failing otherwise is generated again (another seed, a stricter prompt) within maxAttempts; `passed: false` when none passed. Always present in new results; absent in history entries stored by older versions."),
+        "verification": SchemaHint(description: "This variation checked against the selection: no refusal, no echo of the instructions, not the selection unchanged, every number and name kept, the requested language, a sane length. A variation that only left facts out gets the selection's sentences that carry them added (local models); one failing otherwise is generated again (another seed, a stricter prompt) within maxAttempts; `passed: false` when none passed. Always present in new results; absent in history entries stored by older versions."),
         "usage": SchemaHint(description: "Summed over this variation's attempts."),
     ]
 }

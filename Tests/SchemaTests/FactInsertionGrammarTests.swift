@@ -1,55 +1,54 @@
 @testable import ParlanceFeatures
 import XCTest
 
-/// The sentences that put a variation's missing facts back (`FactInsertion`): their grammar,
-/// read by the test recognizer as llama.cpp reads it, admits after a connector one plain
-/// sentence per sentence of the selection, carrying its facts verbatim and in order, and nothing else.
+/// What puts a variation's missing facts back (`FactInsertion`): the selection's own
+/// sentences that carry them, verbatim after a connector, a greeting cut; and the grammar of
+/// the sentence that mends a tone, read by the test recognizer as llama.cpp reads it.
 final class FactInsertionGrammarTests: XCTestCase {
     static let selection = "Hi Priyanka, the rent of £1,150 for Flat 4 is due on 3 March. The agreement allows a £35 late fee. "
         + "Drilling runs 9am to 4pm at Canal House."
 
-    func grammar(_ facts: [String], of selection: String = selection) throws -> GBNFGrammar {
+    func units(_ facts: [String], of selection: String = selection) -> [FactGrammar.Unit] {
         let units = FactGrammar.units(selection).filter { facts.contains($0.text) }
         XCTAssertEqual(units.map(\.text), facts)
-        return try GBNFGrammar(try XCTUnwrap(FactInsertion.grammar(units, selection: selection)))
+        return units
     }
 
-    func testASentenceCarryingTheFactsInOrderIsTheOnlyOutput() throws {
-        let g = try grammar(["Flat", "4", "3 March"])
-        XCTAssertTrue(g.accepts("Also, the rent for Flat 4 is due on 3 March."))
-        XCTAssertTrue(g.accepts("Note that Flat 4 pays on 3 March, as agreed!"), "a fact may follow the connector")
-        XCTAssertFalse(g.accepts("The rent for Flat 4 is due on 3 March."), "no connector: the message begun again")
-        XCTAssertFalse(g.accepts("Also, the rent for Flat 4 is due on 4 March."), "a fact changed")
-        XCTAssertFalse(g.accepts("Also, on 3 March Flat 4 pays."), "facts out of order")
-        XCTAssertFalse(g.accepts("Also, the rent for Flat 4 is due on 3 March"), "no sentence end")
-        XCTAssertFalse(g.accepts("Also, the rent for Flat 4 applies. It is due on 3 March."), "two sentences")
-        XCTAssertFalse(g.accepts("Also, the rent for Flat 4 is due on\n3 March."), "a line break")
-        XCTAssertFalse(g.accepts("Also, the rent for Flat 4 is due on (3 March)."), "a fact in brackets: glued to its gap")
-        XCTAssertFalse(g.accepts("Also, the rent for Flatmates 4 is due on 3 March."), "a name runs on into another word")
-        XCTAssertFalse(g.accepts("Also, the rent for theFlat 4 is due on 3 March."), "a fact sticks to the word before it")
-        // Between two facts, at most as many words as their distance in the selection allows (" is due on ": 5).
-        XCTAssertTrue(g.accepts("Also, Flat 4 is surely still due on 3 March."))
-        XCTAssertFalse(g.accepts("Also, Flat 4 is surely and truly still due on 3 March."))
-        XCTAssertFalse(FactInsertion.grammar([[FactGrammar.Unit]](), selection: Self.selection) != nil, "nothing to force: no grammar")
+    func testTheSentencesCarryingTheFactsAreCopiedVerbatimAfterTheLead() throws {
+        let copied = try XCTUnwrap(FactInsertion.copied(units(["£35", "9"]), selection: Self.selection, lead: "In addition,"))
+        XCTAssertEqual(copied, "In addition, the agreement allows a £35 late fee. Drilling runs 9am to 4pm at Canal House.")
+        XCTAssertTrue(FactGrammar.missing(units(["£35", "9"]), in: copied).isEmpty)
+        XCTAssertNil(FactInsertion.copied([], selection: Self.selection, lead: "Also,"), "nothing to put back")
     }
 
-    func testTheFactsOfEachSentenceAreSaidInASentenceOfTheirOwn() throws {
-        let g = try grammar(["4", "£35"])
-        XCTAssertTrue(g.accepts("In addition, the rent for Flat 4 is due soon. The agreement allows a £35 late fee."))
-        XCTAssertFalse(g.accepts("In addition, Flat 4 owes a £35 late fee."), "the facts of two sentences strewn through one")
+    func testAGreetingIsCutUnlessItCarriesAFact() throws {
+        XCTAssertEqual(FactInsertion.copied(units(["£1,150", "3 March"]), selection: Self.selection, lead: "Please note that"),
+                       "Please note that the rent of £1,150 for Flat 4 is due on 3 March.")
+        XCTAssertEqual(FactInsertion.copied(units(["Priyanka", "£1,150"]), selection: Self.selection, lead: "Also,"),
+                       "Also, hi Priyanka, the rent of £1,150 for Flat 4 is due on 3 March.", "the name is in the greeting")
     }
 
-    func testANumberMayTakeItsUnitAndANameItsPunctuation() throws {
-        let g = try grammar(["9", "4", "Canal", "House"], of: "Drilling runs 9am to 4pm at Canal House.")
-        XCTAssertTrue(g.accepts("Also, drilling goes from 9am to 4pm at Canal House."))
-        XCTAssertTrue(g.accepts("Note that from 9 to 4 the noise is at Canal House, sadly."))
-        XCTAssertFalse(g.accepts("Also, from 9 to 4 the noise is at Canaley House."))
-        XCTAssertFalse(g.accepts("Also, drilling goes from 9pm to 4am at Canal House."), "a unit changed")
-        // The gaps are bounded in words, so a bound reached ends a word, never cuts one.
-        XCTAssertFalse(g.accepts("Also, from 9am " + String(repeating: "and then ", count: 10) + "to 4pm at Canal House."))
-        let ten = "one two three four five six seven eight nine ten"
-        XCTAssertTrue(g.accepts("Also, \(ten) 9am to 4pm at Canal House."))
-        XCTAssertFalse(g.accepts("Also, \(ten) eleven 9am to 4pm at Canal House."))
+    func testTheLeadIsInTheSelectionsLanguage() throws {
+        let fr = "Chers parents, la sortie au musée prévue le vendredi 22 novembre est reportée. Le départ reste fixé à 8 h 30."
+        XCTAssertEqual(FactInsertion.copied(Array(FactGrammar.units(fr).prefix(1)), selection: fr, lead: FactInsertion.lead("fr")),
+                       "De plus, la sortie au musée prévue le vendredi 22 novembre est reportée.")
+        XCTAssertEqual(FactInsertion.lead("es-MX"), "Además,")
+        // German puts the verb first after a connector: the sentence stands alone, a capital restored.
+        let de = "Hallo Jonas, die Miete von 1.150 Euro ist am Freitag fällig."
+        let units = FactGrammar.units(de).filter { $0.text.contains("150") }
+        XCTAssertFalse(units.isEmpty)
+        XCTAssertNil(FactInsertion.lead("de"))
+        XCTAssertEqual(FactInsertion.copied(units, selection: de, lead: FactInsertion.lead("de")), "Die Miete von 1.150 Euro ist am Freitag fällig.")
+    }
+
+    func testANameOrIKeepsItsCapitalAfterTheLead() throws {
+        let s = "HeatRight sent an engineer on 3 May. I paid £80 for it. Maria booked it, and we told Maria twice."
+        XCTAssertEqual(FactInsertion.copied(units(["3 May"], of: s), selection: s, lead: "Also,"), "Also, HeatRight sent an engineer on 3 May.")
+        XCTAssertEqual(FactInsertion.copied(units(["£80"], of: s), selection: s, lead: "Also,"), "Also, I paid £80 for it.")
+        XCTAssertTrue(FactInsertion.keepsCapital("Maria", in: s), "capitalised after a lower-case word")
+        XCTAssertFalse(FactInsertion.keepsCapital("Drilling", in: Self.selection))
+        XCTAssertEqual(FactInsertion.copied(units(["9"]), selection: Self.selection, lead: "Just so you know,"),
+                       "Just so you know, drilling runs 9am to 4pm at Canal House.")
     }
 
     func testASentenceMendingAToneOpensWithAMarkerPhraseAndStaysShort() throws {
@@ -87,7 +86,6 @@ final class FactInsertionGrammarTests: XCTestCase {
         let units = FactGrammar.units(Self.selection).filter { ["£35", "9"].contains($0.text) }
         XCTAssertEqual(FactInsertion.sentences(carrying: units, in: Self.selection),
                        ["The agreement allows a £35 late fee.", "Drilling runs 9am to 4pm at Canal House."])
-        XCTAssertTrue(FactInsertion.request(units, selection: Self.selection).hasSuffix("Add two sentences to your message, in the same tone, that also say: The agreement allows a £35 late fee. Drilling runs 9am to 4pm at Canal House."))
         let letter = "Dear Priyanka,\nThe rent is due on 3 March. Please pay it.\n\nBest regards,\nRavi\n"
         XCTAssertEqual(FactInsertion.split(letter).body, "Dear Priyanka,\nThe rent is due on 3 March. Please pay it.")
         XCTAssertEqual(FactInsertion.split(letter).tail, "\n\nBest regards,\nRavi")

@@ -313,8 +313,8 @@ final class VerifierTests: XCTestCase {
 }
 
 extension VerifierTests {
-    /// The stronger tone line of a retry and the turns asking for a sentence more are the
-    /// prompt's words too; the example phrases they quote are the tone's own.
+    /// The stronger tone line of a retry and the turn asking for a sentence that mends a
+    /// tone are the prompt's words too; the example phrases they quote are the tone's own.
     func testTheToneLineAndTheInsertionTurnsAreEchoes() {
         let original = "Your proposal is rejected. We can talk about it on Friday."
         func codes(_ rewrite: String, _ tone: Tone) -> [VerificationIssueCode] {
@@ -325,7 +325,7 @@ extension VerifierTests {
         XCTAssertEqual(codes("Perhaps we could revisit the proposal. Could we talk about it on Friday? Soften it with tactful words.", .diplomatic),
                        [.instructionEcho])
         XCTAssertEqual(codes("Perhaps the proposal could be revisited. Would it be possible to talk about it on Friday?", .diplomatic), [])
-        XCTAssertEqual(codes("I understand this is hard. We can talk about it on Friday, in the same tone, that also says your proposal is rejected.", .empathetic),
+        XCTAssertEqual(codes("I understand this is hard. We can talk about it on Friday, it acknowledges how the reader may feel.", .empathetic),
                        [.instructionEcho])
         XCTAssertEqual(codes("Your proposal is rejected, I'm afraid. Let's talk on Friday, it keeps it friendly and relaxed.", .casual), [.instructionEcho])
     }

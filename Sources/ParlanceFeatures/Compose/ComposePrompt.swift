@@ -70,12 +70,12 @@ enum ComposePrompt {
     }
 
     /// The prompt's own words, which an output must not repeat (the echo check): those of
-    /// every attempt's turn, the stronger tone line and the turns that ask for a sentence
-    /// more (`FactInsertion`) included, less the example phrases they quote ("perhaps",
+    /// every attempt's turn, the stronger tone line and the turn that asks for a sentence
+    /// mending a tone (`FactInsertion`) included, less the example phrases they quote ("perhaps",
     /// "would it be possible"), which an output of the tone may well use.
     static func instructionTexts(tone: Tone, audience: Audience, languageName: String) -> [String] {
         [system, task(audience: audience, languageName: languageName), "Text:", "Tone: " + describe(tone), stricter(facts: []),
-         "Rewritten text:", "Here is the rewritten text", unquoted(ToneCheck.instruction(tone)), FactInsertion.requestFrame,
+         "Rewritten text:", "Here is the rewritten text", unquoted(ToneCheck.instruction(tone)),
          FactInsertion.toneRequest(tone).replacingOccurrences(of: FactInsertion.toneRequestOpening, with: "")]
     }
 

@@ -70,8 +70,8 @@ extension Compose {
             var toneHint: String?
             /// A grammar the output must follow.
             var grammar: String?
-            /// Facts to put back into the last attempt by continuing it (`FactInsertion`)
-            /// instead of generating a new variation.
+            /// Facts to put back into the last attempt (`FactInsertion`: the selection's
+            /// sentences that carry them) instead of generating a new variation.
             var insert: [FactGrammar.Unit] = []
             /// The tone the sentences putting them back mend too (they open with a marker of
             /// it); without facts to put back, a sentence mending it alone.
@@ -192,7 +192,8 @@ extension Compose {
             let out: Generated, cleaned: String, constrained: Bool
             if plan.continues, let last {
                 // The last attempt continued with its missing facts; when the sentence did not end, its text as it was.
-                let ins = try await FactInsertion.run(plan.insert, mending: plan.mending, selection: original, into: last, engine: engine, options: o, ctx: ctx, part: id)
+                let ins = try await FactInsertion.run(plan.insert, mending: plan.mending, selection: original, language: language, into: last,
+                                                      engine: engine, options: o, ctx: ctx, part: id)
                 (out, cleaned, constrained) = (ins.out, ins.text ?? last.text, true)
             } else {
                 (out, constrained) = try await generate(engine, prompt: prompt(attempt, plan.toneHint, examples), grammar: plan.grammar, options: o,
