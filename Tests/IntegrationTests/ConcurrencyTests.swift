@@ -5,7 +5,9 @@ import XCTest
 
 /// Many long requests at once: every one answered, none with a false context overflow, a
 /// shared document evaluated once, no decode that finds the KV cache full, no crash. One
-/// daemon for the class, logging to a file the tests read.
+/// daemon for the class, logging to a file the tests read. Questions are answered in at most
+/// 64 tokens: what is under test is the prompts (their sharing, their KV cells), not the
+/// answers' length.
 final class ConcurrencyTests: XCTestCase {
     nonisolated(unsafe) static var shared: DaemonProcess!
     static let log = NSTemporaryDirectory() + "parlance-concurrency-\(UUID().uuidString).log"
@@ -65,7 +67,7 @@ final class ConcurrencyTests: XCTestCase {
     func testEightQuestionsOnOneLongDocumentShareItsEvaluation() throws {
         let uri = "file:///eight.srt"
         let docTokens = try open(uri)
-        let rs = try together(ConcurrencyTests.questions.prefix(8).map { ("ask/stream", ["uri": .string(uri), "question": .string($0)]) })
+        let rs = try together(ConcurrencyTests.questions.prefix(8).map { ("ask/stream", ["uri": .string(uri), "question": .string($0), "maxTokens": 64]) })
         assertAllAnswered(rs)
         // The document is evaluated once: every other question copies it.
         let evaluatedWhole = rs.filter { r in
@@ -79,7 +81,7 @@ final class ConcurrencyTests: XCTestCase {
     func testSixteenQuestionsOnOneLongDocument() throws {
         let uri = "file:///sixteen.srt"
         _ = try open(uri)
-        let rs = try together(ConcurrencyTests.questions.prefix(16).map { ("ask/stream", ["uri": .string(uri), "question": .string("\($0) Briefly.")]) })
+        let rs = try together(ConcurrencyTests.questions.prefix(16).map { ("ask/stream", ["uri": .string(uri), "question": .string("\($0) Briefly."), "maxTokens": 64]) })
         assertAllAnswered(rs)
         try assertEngineIdleAndLogClean()
     }
@@ -88,7 +90,7 @@ final class ConcurrencyTests: XCTestCase {
         let uris = (0..<4).map { "file:///doc-\($0).srt" }
         for (i, u) in uris.enumerated() { _ = try open(u, seed: i * 3) }
         let rs = try together((0..<16).map { k in
-            ("ask/stream", ["uri": .string(uris[k % 4]), "question": .string(ConcurrencyTests.questions[k])])
+            ("ask/stream", ["uri": .string(uris[k % 4]), "question": .string(ConcurrencyTests.questions[k]), "maxTokens": 64])
         })
         assertAllAnswered(rs)
         try assertEngineIdleAndLogClean()

@@ -20,7 +20,7 @@ final class ReproducibilityTests: XCTestCase {
                                    "deterministic": true])
         }
         let story = d.start("session/respond", ["sessionId": .string(sid), "prompt": "Tell a short story about a lighthouse.",
-                                                "options": ["maxTokens": 48, "temperature": 0.9, "seed": 5, "deterministic": true]])
+                                                "options": ["maxTokens": 32, "temperature": 0.9, "seed": 5, "deterministic": true]])
         let rewrite = d.start("compose/variations", ["text": "We cannot ship on Friday because two tests fail. Next Tuesday works.",
                                                      "tones": ["casual", "formal"], "maxTokens": 48, "seed": 9, "deterministic": true,
                                                      "ephemeral": true])
@@ -48,7 +48,7 @@ final class ReproducibilityTests: XCTestCase {
     var otherWork: [(String, JSONValue)] {
         ["Who inspects the frames?", "What happens at high tide?", "What does the grandmaster sacrifice?"].map {
             ("ask/stream", ["uri": .string(Self.other), "question": .string($0), "maxTokens": 64, "maxAttempts": 1])
-        } + [("analysis/summarize", ["uri": .string(Self.other), "maxTokens": 128, "maxAttempts": 1])]
+        } + [("analysis/summarize", ["uri": .string(Self.other), "maxTokens": 96, "maxAttempts": 1])]
     }
 
     func testSameRequestsGiveTheSameOutputFreshAfterOtherWorkAndUnderLoad() throws {
