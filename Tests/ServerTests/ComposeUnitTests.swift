@@ -1,4 +1,6 @@
+import Foundation
 @testable import ParlanceFeatures
+import ParlanceJSON
 import ParlanceProtocol
 import XCTest
 
@@ -76,6 +78,64 @@ final class ComposeUnitTests: XCTestCase {
         for s in [f, p, c] { XCTAssertTrue((0...1).contains(s)) }
         XCTAssertEqual(Formality.score(formal), f, "deterministic")
         XCTAssertEqual(Formality.score(""), 0.5)
+    }
+
+    /// In Spanish, French, German, Italian and Portuguese the address and the words of
+    /// letters and of chat order the texts; English's markers (contractions, "you") do not
+    /// apply. Swift and the eval's Python port (eval/parlance_eval/formality.py) agree.
+    func testFormalityOrdersTextsInOtherLanguages() throws {
+        let texts: [(String, formal: String, casual: String)] = [
+            ("es", "Estimada señora García: le informamos de que la reparación de la caldera se aplaza al jueves 14 de marzo. Le rogamos disculpe las molestias. Atentamente, la administración.",
+             "¡Hola Marta! Oye, te cuento que el técnico no viene hasta el jueves 14 de marzo. Perdona, ¡te descontamos 50 euros, vale?"),
+            ("fr", "Madame, Monsieur, nous vous informons que la sortie au musée est reportée au mardi 3 décembre. Veuillez agréer nos salutations distinguées.",
+             "Salut ! Coucou à toi, la sortie au musée c'est mardi 3 décembre, t'inquiète, ta participation reste valable. Bises !"),
+            ("de", "Sehr geehrte Frau Weber, hiermit möchten wir Ihnen mitteilen, dass die Lieferung am Montag eintrifft. Mit freundlichen Grüßen.",
+             "Hallo Anna! Hey, dein Paket kommt am Montag, echt super. Ich sag dir dann Bescheid, okay?"),
+            ("it", "Gentile signora Rossi, desideriamo comunicarLe che la consegna è prevista per lunedì. Cordiali saluti.",
+             "Ciao Giulia! Ehi, il tuo pacco arriva lunedì, dai. Ti scrivo appena so qualcosa, ok?"),
+            ("pt", "Prezada senhora Silva, informamos que a entrega está prevista para segunda-feira. Atenciosamente, a equipe.",
+             "Oi Ana! Olha, teu pacote chega na segunda, tá? Te aviso quando souber, valeu!"),
+        ]
+        for (language, formal, casual) in texts {
+            let f = Formality.score(formal, language: language), c = Formality.score(casual, language: language)
+            XCTAssertGreaterThan(f, 0.6, "\(language) formal \(f)")
+            XCTAssertLessThan(c, 0.35, "\(language) casual \(c)")
+            XCTAssertEqual(ToneCheck.check(formal, tone: .formal, original: casual, language: language), [], language)
+            XCTAssertEqual(ToneCheck.check(casual, tone: .casual, original: formal, language: language), [], language)
+            XCTAssertEqual(ToneCheck.check(casual, tone: .formal, original: formal, language: language).first?.marker, "slang", language)
+            XCTAssertEqual(ToneCheck.check(formal, tone: .casual, original: casual, language: language).map(\.marker), ["formality"], language)
+            // A dialect tag counts as its language.
+            XCTAssertEqual(Formality.score(formal, language: language + "-XX"), f)
+        }
+        // English's markers put the Spanish formal letter below formal's threshold.
+        XCTAssertLessThan(Formality.score(texts[0].formal), ToneCheck.formalAtLeast)
+        // "Sie" opening a sentence is "she" or "they"; inside one, capitalised, it is the formal address.
+        XCTAssertLessThan(Formality.score("Sie kommt am Montag. Das Paket ist groß.", language: "de"),
+                          Formality.score("Kommen Sie am Montag. Das Paket ist groß.", language: "de"))
+        // The eval scores the peer's text with its Python port: the same numbers.
+        let port = try XCTUnwrap(Self.pythonFormality(texts.flatMap { [($0.0, $0.formal), ($0.0, $0.casual)] }))
+        XCTAssertEqual(port, texts.flatMap { [Formality.score($0.formal, language: $0.0), Formality.score($0.casual, language: $0.0)] })
+    }
+
+    /// Scores from eval/parlance_eval/formality.py, one per (language, text).
+    static func pythonFormality(_ items: [(String, String)]) -> [Double]? {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import json,sys; sys.path.insert(0, 'eval'); from parlance_eval.formality import formality; "
+                       + "print(json.dumps([formality(t, l) for l, t in json.load(sys.stdin)]))"]
+        p.currentDirectoryURL = root
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        guard (try? p.run()) != nil else { return nil }
+        let json = "[" + items.map { "[\(JSONValue.string($0.0).serialized()), \(JSONValue.string($0.1).serialized())]" }.joined(separator: ",") + "]"
+        input.fileHandleForWriting.write(Data(json.utf8))
+        try? input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0, let v = try? JSONParser.parse(data) else { return nil }
+        return v.arrayValue?.compactMap(\.doubleValue)
     }
 
     // MARK: Analysis

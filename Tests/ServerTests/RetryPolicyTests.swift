@@ -1,6 +1,7 @@
 import ParlanceEngine
 @testable import ParlanceFeatures
 import ParlanceProtocol
+import ParlanceSchema
 import XCTest
 
 /// What a failing variation gets next (`Compose.RetryPolicy`): facts it lacks are put back
@@ -34,6 +35,35 @@ final class RetryPolicyTests: XCTestCase {
         case .direct: .noMainWordsFirst
         }
         return Finding(.toneMismatch, .tone(tone, [failure]))
+    }
+
+    /// A formal or casual variation of a Spanish (French, German…) selection whose tone is
+    /// off gets one new variation opening with a phrase of that language's address, not a
+    /// sentence of English marker phrases; a tone whose phrases are English alone (empathetic)
+    /// is reported, not retried.
+    func testAToneOffInAnotherLanguageOpensWithThatLanguagesAddress() throws {
+        let selection = "Hola Marta, el técnico no podrá venir hasta el jueves 14 de marzo. Te descontaremos 50 euros del alquiler."
+        func spanish(_ tone: Tone) -> Compose.RetryPolicy {
+            Compose.RetryPolicy(tone: tone, refinement: false, attempts: Attempts(verify: true, maxAttempts: 3), acceptsGrammar: true,
+                                selection: selection, language: "es")
+        }
+        for (tone, opener) in [(Tone.formal, "Estimados:"), (.casual, "¡Hola!")] {
+            let a = attempt(selection, [Self.off(tone)])
+            let p = spanish(tone)
+            XCTAssertFalse(p.mendable(a), "no English sentence is added to a Spanish text")
+            XCTAssertTrue(p.worthRetrying(a, a.findings), "\(tone)")
+            let plan = p.plan(attempt: 2, after: a)
+            XCTAssertNil(plan.mending)
+            XCTAssertNotNil(plan.toneHint)
+            let grammar = try XCTUnwrap(plan.grammar, "\(tone)")
+            XCTAssertTrue(grammar.contains(GrammarBuilder.literal(opener)), grammar)
+            XCTAssertFalse(grammar.contains("Dear team") || grammar.contains("Hey,"), grammar)
+        }
+        let e = attempt(selection, [Self.off(.empathetic)])
+        XCTAssertFalse(spanish(.empathetic).worthRetrying(e, e.findings))
+        XCTAssertEqual(Compose.distinctOpeners(.empathetic, language: "es"), [])
+        XCTAssertEqual(Compose.distinctOpeners(.formal, language: "fr-CA").first, "Madame, Monsieur,")
+        XCTAssertEqual(Compose.distinctOpeners(.casual, language: "en").first, "Hey,")
     }
 
     func testMissingFactsAreInsertedNotRegenerated() {

@@ -98,13 +98,80 @@ def _is_contraction(w: str) -> bool:
     return suffix == "'s" and w[:k] in ("it", "that", "there", "here", "what", "let", "he", "she", "who", "where", "how")
 
 
-def formality(text: str) -> float:
-    """Formality.score(text): 0 very casual .. 1 very formal, rounded to 2 decimals."""
+def _w(s: str) -> set:
+    return set(s.split())
+
+
+# FormalityMarkers.table (Sources/ParlanceFeatures/Compose/FormalityMarkers.swift):
+# (formal, casual, capitalized formal, casual prefixes) per language.
+_MARKERS = {
+    "es": (_w("""usted ustedes estimado estimada estimados estimadas atentamente cordialmente señor señora señores sírvase
+               agradeceríamos agradecemos agradecería rogamos ruego solicitamos solicitar disculpe disculpen lamentamos
+               informarle comunicarle indicarle notificarle asimismo obstante consiguiente mediante quisiera quisiéramos
+               dicho dicha adjunto adjunta"""),
+           _w("""tú tu tus te ti contigo hola oye vale genial guay chicos chicas porfa vaya jaja ok okey besos abrazo
+               cuídate perdona mira venga súper chao chau tranqui"""), set(), []),
+    "fr": (_w("""vous votre vos madame monsieur mesdames messieurs cordialement veuillez prions salutations sincèrement
+               respectueusement distinguées agréer souhaiterions regrettons néanmoins toutefois conséquent afin ci-joint
+               concernant informer"""),
+           _w("tu te toi ton ta tes salut coucou super cool ouais bises bisous sympa génial ok truc bref hé hey"), set(),
+           ["t'", "t\u2019"]),
+    "de": (_w("""geehrte geehrter geehrten freundlichen grüßen hochachtungsvoll mitteilen bezüglich hiermit gemäß
+               diesbezüglich bedauern bitten möchten"""),
+           _w("""du dich dir dein deine deinen deinem deiner euch euer eure hallo hey hi tschüss ciao servus moin lg super
+               cool klar okay ok echt mega krass"""),
+           {"Sie", "Ihnen", "Ihr", "Ihre", "Ihrer", "Ihrem", "Ihren", "Ihres"}, []),
+    "it": (_w("""gentile gentili egregio egregia cordiali distinti saluti porgo comunichiamo informiamo desideriamo
+               preghiamo cortesemente cortese spettabile pertanto tuttavia"""),
+           _w("tu ti te tuo tua tuoi tue ciao ehi dai ragazzi raga super figo ok okay vabbè boh bacioni baci"),
+           {"Lei", "Sua", "Suo", "Suoi", "Sue"}, []),
+    "pt": (_w("""senhor senhora senhores senhoras prezado prezada prezados prezadas atenciosamente cordialmente informamos
+               solicitamos gostaríamos agradecemos lamentamos vossa ilustríssimo contudo todavia"""),
+           _w("tu te ti contigo teu tua teus tuas oi valeu beijos beijo abraço galera tá né pra legal beleza tchau"), set(), []),
+}
+
+
+def _markers(language: str):
+    return _MARKERS.get((language or "en").split("-")[0].lower())
+
+
+def _local_formality(text: str, words: List[str], markers) -> float:
+    """Formality.score(text, words:, markers:): a language with its own markers."""
+    import math
+    formal_set, casual_set, capitalized, prefixes = markers
+    n = float(len(words))
+    sentences = formality_sentences(text)
+    s = float(max(1, len(sentences)))
+    starts, k = set(), 0
+    for sentence in sentences:
+        starts.add(k)
+        k += len(formality_words(sentence))
+    formal = casual = 0
+    for i, w in enumerate(words):
+        lw = w.lower()
+        if lw in formal_set or (i not in starts and w in capitalized):
+            formal += 1
+        if lw in casual_set or any(lw.startswith(p) for p in prefixes):
+            casual += 1
+    exclaims = text.count("!") + sum(1 for c in text if _is_emoji_presentation(c))
+    lower_starts = sum(1 for x in sentences if x[0].isalpha() and x[0].islower())
+    z = 14 * formal / n - 14 * casual / n - 0.8 * exclaims / s
+    z += min(1.2, max(-1.2, 0.06 * (n / s - 14)))
+    z -= 1 * lower_starts / s
+    p = 1 / (1 + math.exp(-z))
+    return math.floor(p * 100 + 0.5) / 100
+
+
+def formality(text: str, language: str = "en") -> float:
+    """Formality.score(text, language:): 0 very casual .. 1 very formal, rounded to 2 decimals."""
     import math
     text = unicodedata.normalize("NFC", text or "")
     words = formality_words(text)
     if not words:
         return 0.5
+    markers = _markers(language)
+    if markers is not None:
+        return _local_formality(text, words, markers)
     n = float(len(words))
     lower = [w.lower() for w in words]
     sentences = formality_sentences(text)

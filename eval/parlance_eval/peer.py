@@ -248,7 +248,7 @@ def peer_compose(peer: Peer, c: Dict[str, Any], tone: str) -> Dict[str, Any]:
     t0 = time.monotonic()
     resp = peer.chat(prompt, PEER_TEMPERATURE["compose"], max_tokens)
     text = (resp["choices"][0]["message"].get("content") or "").strip()
-    return {"tone": tone, "audience": aud, "text": text, "formalityScore": formality(text),
+    return {"tone": tone, "audience": aud, "text": text, "formalityScore": formality(text, c.get("language") or "en"),
             "usage": peer_usage(resp, time.monotonic() - t0)}
 
 

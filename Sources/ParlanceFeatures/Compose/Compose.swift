@@ -78,13 +78,13 @@ public enum Compose {
         if attempts.verify {
             // Two tones that came back alike fail together; the one whose markers miss is
             // generated again, opening with a phrase of its tone.
-            try await separateTones(&results, original: originalText) { v, seed in
+            try await separateTones(&results, original: originalText, language: language.language) { v, seed in
                 var options = baseOptions
                 options.seed = seed
                 return try await rewrite(id: v.id, tone: v.tone, audience: audience, original: originalText, keyPoints: keyPoints,
                                          language: language.language, instructions: ComposePrompt.instructionTexts(tone: v.tone, audience: audience, languageName: languageName),
                                          attempts: Attempts(verify: true, maxAttempts: 1), options: options, engine: engine, ctx: ctx,
-                                         opening: distinctOpeners(v.tone)) { _, toneHint, _ in
+                                         opening: distinctOpeners(v.tone, language: language.language)) { _, toneHint, _ in
                     engine.render(ComposePrompt.messages(text: selection, tone: v.tone, audience: audience, instructions: p.instructions,
                                                          languageName: languageName, strict: facts, toneHint: toneHint))
                 }

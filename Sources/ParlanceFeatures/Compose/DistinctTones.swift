@@ -17,8 +17,18 @@ extension Compose {
 
     /// Phrases a variation opens with, under a grammar, when it is generated again because
     /// it read like another tone: a marker of its own tone in its first words. Direct has
-    /// none (its marker is the selection's fact first).
-    static func distinctOpeners(_ tone: Tone) -> [String] {
+    /// none (its marker is the selection's fact first). In a language with its own formality
+    /// markers, formal and casual open with that language's phrases, and the other tones
+    /// with none (their phrases are English).
+    static func distinctOpeners(_ tone: Tone, language: String = "en") -> [String] {
+        let code = language.split(separator: "-").first.map(String.init) ?? language
+        if FormalityMarkers.of(code) != nil {
+            switch tone {
+            case .formal: return localOpeners[code]?.formal ?? []
+            case .casual: return localOpeners[code]?.casual ?? []
+            default: return []
+            }
+        }
         switch tone {
         case .formal: return ["Dear team,", "Please note that", "I would like to inform you that", "Kindly note that"]
         case .casual: return ["Hey,", "Hey team,", "Heads up:", "Quick update:", "Just so you know,"]
@@ -26,6 +36,16 @@ extension Compose {
         case .empathetic, .diplomatic: return FactGrammar.openers(for: tone)
         }
     }
+
+    /// Formal and casual opening phrases of the languages with their own formality markers:
+    /// each has one of its tone's markers (the formal or the informal address, a greeting).
+    static let localOpeners: [String: (formal: [String], casual: [String])] = [
+        "es": (["Estimados:", "Le informamos de que", "Nos complace informarle de que"], ["¡Hola!", "Oye,", "¡Hola a todos!"]),
+        "fr": (["Madame, Monsieur,", "Nous vous informons que", "Veuillez noter que"], ["Salut !", "Coucou,", "Salut à tous,"]),
+        "de": (["Sehr geehrte Damen und Herren,", "Wir möchten Ihnen mitteilen, dass", "Bitte beachten Sie, dass"], ["Hallo,", "Hey,", "Hallo zusammen,"]),
+        "it": (["Gentili colleghi,", "Desideriamo comunicarLe che", "La preghiamo di notare che"], ["Ciao!", "Ehi,", "Ciao a tutti,"]),
+        "pt": (["Prezados,", "Informamos que", "Gostaríamos de informar que"], ["Oi!", "Oi, pessoal,", "Olha,"]),
+    ]
 
     /// Pairs of variations, of different tones, that read alike.
     static func alike(_ vs: [ComposeVariation]) -> [(Int, Int)] {
@@ -48,7 +68,7 @@ extension Compose {
     /// `report(v)` is called once, at the end, for each variation generated again or failed
     /// together with another, with the variation as it is returned (streamed again, and its
     /// done report sent again).
-    static func separateTones(_ results: inout [(Int, ComposeVariation, [Token])], original: String,
+    static func separateTones(_ results: inout [(Int, ComposeVariation, [Token])], original: String, language: String = "en",
                               regenerate: (ComposeVariation, UInt32) async throws -> (ComposeVariation, [Token]),
                               report: (ComposeVariation) -> Void = { _ in }) async throws {
         var regenerated: Set<Int> = []
@@ -56,7 +76,7 @@ extension Compose {
         for (a, b) in alike(results.map(\.1)) where overlap(results[a].1.text, results[b].1.text) >= alikeOverlap {
             let misses = [a, b].filter { i in
                 let v = results[i].1
-                return !ToneCheck.check(v.text, tone: v.tone, original: original).isEmpty
+                return !ToneCheck.check(v.text, tone: v.tone, original: original, language: language).isEmpty
             }
             for i in misses.isEmpty ? [b] : misses where !regenerated.contains(i) {
                 regenerated.insert(i)

@@ -14,10 +14,17 @@ import Foundation
 /// - sentences that start in lower case, per sentence −1
 /// The weights were set so plain business prose lands near 0.5, a chatty message below
 /// 0.3 and a formal letter above 0.7; the score compares texts, it does not grade them.
+///
+/// In a language with its own markers (`FormalityMarkers`: Spanish, French, German,
+/// Italian, Portuguese), its formal words (+14) and its casual words (−14, the informal
+/// address among them), per word, replace contractions, English's markers, pronouns and
+/// articles and prepositions; exclamations, sentence length and lower-case starts count as
+/// in English, and word length not at all (German's compounds are not formality).
 public enum Formality {
-    public static func score(_ text: String) -> Double {
+    public static func score(_ text: String, language: String = "en") -> Double {
         let words = Lexicon.words(text)
         guard !words.isEmpty else { return 0.5 }
+        if let markers = FormalityMarkers.of(language) { return score(text, words: words, markers: markers) }
         let n = Double(words.count)
         let lower = words.map { $0.lowercased() }
         let sentences = Lexicon.sentences(text)
@@ -43,6 +50,29 @@ public enum Formality {
         z += 5 * (Double(structure) / n - 0.18)
         z += 1.1 * (meanWord - 4.4)
         z += min(1.2, max(-1.2, 0.06 * (meanSentence - 14)))
+        z -= 1 * Double(lowerStarts) / s
+        let p = 1 / (1 + exp(-z))
+        return (p * 100).rounded() / 100
+    }
+
+    /// `score` in a language with its own markers.
+    static func score(_ text: String, words: [String], markers: FormalityMarkers) -> Double {
+        let n = Double(words.count)
+        let sentences = Lexicon.sentences(text)
+        let s = Double(max(1, sentences.count))
+        var starts: Set<Int> = [], k = 0
+        for sentence in sentences {
+            starts.insert(k)
+            k += Lexicon.words(sentence).count
+        }
+        let (formal, casual) = markers.count(words, sentenceStarts: starts)
+        let exclaims = text.filter { $0 == "!" }.count + text.unicodeScalars.filter { $0.properties.isEmojiPresentation }.count
+        let lowerStarts = sentences.filter { $0.first.map { $0.isLetter && $0.isLowercase } ?? false }.count
+        var z = 0.0
+        z += 14 * Double(formal) / n
+        z -= 14 * Double(casual) / n
+        z -= 0.8 * Double(exclaims) / s
+        z += min(1.2, max(-1.2, 0.06 * (n / s - 14)))
         z -= 1 * Double(lowerStarts) / s
         let p = 1 / (1 + exp(-z))
         return (p * 100).rounded() / 100

@@ -46,6 +46,10 @@ extension Compose {
         let acceptsGrammar: Bool
         /// The selection is English: a sentence in a tone's marker phrases (`FactGrammar.mendingOpeners`) can mend it.
         let english: Bool
+        /// Phrases a retry whose tone was off opens with: English's for empathetic and
+        /// diplomatic (`FactGrammar.openers`); the selection's language's for formal and
+        /// casual where it has its own formality markers (`Compose.localOpeners`).
+        let markerOpeners: [String]
 
         /// Later attempts sample at most this hot: a small model copies facts more faithfully cooler.
         static let laterTemperature = 0.2
@@ -56,6 +60,8 @@ extension Compose {
         init(tone: Tone, refinement: Bool, attempts: Attempts, acceptsGrammar: Bool, selection: String, language: String = "en") {
             self.tone = tone
             english = language.split(separator: "-").first == "en"
+            markerOpeners = english ? FactGrammar.openers(for: tone)
+                : FormalityMarkers.of(language) != nil && (tone == .formal || tone == .casual) ? Compose.distinctOpeners(tone, language: language) : []
             checkedTone = refinement ? nil : tone
             maxAttempts = attempts.maxAttempts
             grammars = attempts.verify && attempts.maxAttempts > 1 && acceptsGrammar
@@ -112,13 +118,13 @@ extension Compose {
             }
             guard attempt > 1, let last else { return Plan() }
             let toneOff = last.findings.contains { $0.isOpen && $0.code == .toneMismatch }
-            let marked = grammars && toneOff && checkedTone != nil && !FactGrammar.openers(for: tone).isEmpty
+            let marked = grammars && toneOff && checkedTone != nil && !markerOpeners.isEmpty
             let insert = insertion(after: last)
             // The tone off too: the sentences open with a marker of it.
             if !insert.isEmpty { return Plan(insert: insert, mending: mendable(last) ? tone : nil) }
             // The tone off and nothing else: one sentence opening with a marker phrase.
             if mendable(last), last.findings.filter(\.isOpen).allSatisfy({ $0.code == .toneMismatch }), !last.inserted { return Plan(mending: tone) }
-            let grammar = FactGrammar.opening(selection: selection, openers: marked ? FactGrammar.openers(for: tone) : [])
+            let grammar = FactGrammar.opening(selection: selection, openers: marked ? markerOpeners : [])
             return Plan(toneHint: toneOff ? ToneCheck.instruction(tone) : nil, grammar: grammar)
         }
 
@@ -135,7 +141,10 @@ extension Compose {
             // Facts alone: sentences carrying them.
             if !lacking(a).isEmpty { return !insertion(after: a).isEmpty }
             let toneOnly = findings.filter(\.isOpen).allSatisfy { $0.code == .toneMismatch }
-            if toneOnly && (a.toneRetried || !mendable(a)) { return false }
+            // A formal or casual tone off in another language: one new variation, opening with
+            // a phrase of its address (`markerOpeners`); English's are mended by a sentence.
+            let reopened = grammars && !english && !markerOpeners.isEmpty
+            if toneOnly && (a.toneRetried || !(mendable(a) || reopened)) { return false }
             return a.attempt == 1
         }
 
@@ -215,7 +224,7 @@ extension Compose {
             return a
         }, check: \.findings, rank: policy.rank, worthRetrying: policy.worthRetrying)
         var v = finish(id: id, tone: tone, audience: audience, raw: best.out, text: best.text, original: original, keyPoints: keyPoints, seed: best.seed,
-                       verification: verification)
+                       language: language, verification: verification)
         if best.attempt != verification.attempts || best.repaired {
             // An earlier attempt was better than the last one streamed, or the text was repaired: stream it again.
             ctx.progress(.init(kind: .report, message: best.repaired ? "attempt \(best.attempt) repaired" : "attempt \(best.attempt) kept",
@@ -246,9 +255,9 @@ extension Compose {
     }
 
     static func finish(id: String, tone: Tone, audience: Audience, raw: Generated, text: String, original: String, keyPoints: [String], seed: UInt32,
-                       verification: Verification) -> ComposeVariation {
+                       language: String, verification: Verification) -> ComposeVariation {
         let (kept, missing) = ComposeAnalyzer.check(keyPoints, against: text)
-        return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text),
+        return ComposeVariation(id: id, tone: tone, audience: audience, text: text, formalityScore: Formality.score(text, language: language),
                                 keyPointsPreserved: kept, keyPointsMissing: missing, diff: WordDiff.diff(original, text),
                                 seed: Int(seed), finishReason: raw.finishReason.rawValue, usage: raw.usage, verification: verification)
     }

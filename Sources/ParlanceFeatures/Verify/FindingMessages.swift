@@ -196,6 +196,7 @@ extension ToneCheck.Failure {
         switch marker {
         case "contractions": return "contractions"
         case "secondPerson": return "\"you\""
+        case "informalAddress": return "informal address or casual word (\"tú\", \"tu\", \"du\"…)"
         default: return "short sentences"
         }
     }

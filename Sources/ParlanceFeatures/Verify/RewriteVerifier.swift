@@ -68,7 +68,7 @@ public enum RewriteVerifier {
         // The tone's markers (`ToneCheck`): formal and casual by the formality score and
         // contractions, empathetic by an acknowledgement, direct by its first sentence and
         // length, diplomatic by a hedge.
-        if let tone = x.tone, case let failures = ToneCheck.check(text, tone: tone, original: x.original), !failures.isEmpty {
+        if let tone = x.tone, case let failures = ToneCheck.check(text, tone: tone, original: x.original, language: x.language), !failures.isEmpty {
             out.append(Finding(.toneMismatch, .tone(tone, failures)))
         }
         if words >= 8 {

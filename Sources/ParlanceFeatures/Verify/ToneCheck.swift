@@ -67,12 +67,17 @@ public enum ToneCheck {
 
     /// The markers `text` fails for `tone` (empty: the tone is what it says). `original` is
     /// the selection (the direct tone compares against it).
-    public static func check(_ text: String, tone: Tone, original: String) -> [Failure] {
+    /// In a language with its own formality markers (`FormalityMarkers`), formal and casual
+    /// are judged by those (`addressFailures`); the other tones' markers are English.
+    public static func check(_ text: String, tone: Tone, original: String, language: String = "en") -> [Failure] {
         let lower = Lexicon.expanded(text)
         let words = Lexicon.words(text)
         let sentences = Lexicon.sentences(text)
-        let score = Formality.score(text)
+        let score = Formality.score(text, language: language)
         let shown = (score * 100).rounded() / 100
+        if tone == .formal || tone == .casual, let markers = FormalityMarkers.of(language) {
+            return addressFailures(text, tone: tone, words: words, sentences: sentences, score: shown, markers: markers)
+        }
         var out: [Failure] = []
         switch tone {
         case .formal:
@@ -80,15 +85,7 @@ public enum ToneCheck {
             if !contractions.isEmpty { out.append(.contractions(unique(contractions))) }
             let slang = words.filter { slangWords.contains($0.lowercased()) }
             if !slang.isEmpty { out.append(.slang(unique(slang))) }
-            let fragments = sentences.filter { s in
-                guard let f = s.first(where: { !"\"'“‘(".contains($0) }) else { return false }
-                let startsWell = f.isUppercase || f.isNumber || !f.isLetter
-                let endsWell = s.last.map { ".!?:\"”)".contains($0) } ?? false
-                return !startsWell || !endsWell
-            }
-            // A salutation line ("Dear Ana,") and a sign-off are not sentences.
-            let real = fragments.filter { !$0.hasSuffix(",") && Lexicon.words($0).count > 3 }
-            if !real.isEmpty { out.append(.notFullSentences(real[0])) }
+            if let fragment = firstFragment(sentences) { out.append(.notFullSentences(fragment)) }
             if score < formalAtLeast { out.append(.readsCasual(shown)) }
         case .casual:
             if score > casualAtMost { out.append(.readsFormal(shown)) }
@@ -106,6 +103,39 @@ public enum ToneCheck {
             out += directFailures(text, sentences: sentences, original: original)
         case .diplomatic:
             if !hedges.contains(where: { contains(lower, $0) }) { out.append(.noHedge) }
+        }
+        return out
+    }
+
+    /// The first sentence that is not a full one (a capital or digit first, . ! ? : or a
+    /// quote last); a salutation line ("Dear Ana,") and a sign-off are not sentences.
+    static func firstFragment(_ sentences: [String]) -> String? {
+        sentences.first { s in
+            guard let f = s.first(where: { !"\"'“‘(¿¡".contains($0) }) else { return false }
+            let startsWell = f.isUppercase || f.isNumber || !f.isLetter
+            let endsWell = s.last.map { ".!?:\"”)".contains($0) } ?? false
+            return (!startsWell || !endsWell) && !s.hasSuffix(",") && Lexicon.words(s).count > 3
+        }
+    }
+
+    /// Formal and casual in a language with its own markers: formal has none of the casual
+    /// words (the informal address: "tú", "tu", "du"), full sentences and a score of at
+    /// least `formalAtLeast`; casual a score of at most `casualAtMost`, and one of: a casual
+    /// word, short sentences.
+    static func addressFailures(_ text: String, tone: Tone, words: [String], sentences: [String], score: Double,
+                                markers: FormalityMarkers) -> [Failure] {
+        let casualWords = words.filter(markers.isCasual)
+        var out: [Failure] = []
+        if tone == .formal {
+            if !casualWords.isEmpty { out.append(.slang(unique(casualWords))) }
+            if let fragment = firstFragment(sentences) { out.append(.notFullSentences(fragment)) }
+            if score < formalAtLeast { out.append(.readsCasual(score)) }
+        } else {
+            if score > casualAtMost { out.append(.readsFormal(score)) }
+            var missing: [String] = []
+            if casualWords.isEmpty { missing.append("informalAddress") }
+            if Double(words.count) / Double(max(1, sentences.count)) > shortSentence { missing.append("shortSentences") }
+            if missing.count >= 2 { out.append(.notConversational(missing: missing)) }
         }
         return out
     }
