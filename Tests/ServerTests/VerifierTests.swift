@@ -425,6 +425,15 @@ extension VerifierTests {
         XCTAssertEqual(codes("¿Cuántas colmenas tiene Ana?", "Cuántas colmenas tiene Ana"), [.degenerate])
         XCTAssertEqual(codes("In which year did Ana start?", "1740"), [.degenerate, .unsupportedFact])
         XCTAssertEqual(codes("Who keeps the hives?", "Ana"), [], "a one-word name from the segments answers a who-question")
+        // The transcript continued: a shown line's number and its speaker, however it goes on.
+        for opening in ["1) Host: Welcome back to Rooftop Hives. Ana keeps bees in Leeds.", "[2] Ana: We keep twelve hives on three roofs in Leeds.",
+                        "3. Ana: We started testing mite counts every two weeks."] {
+            XCTAssertEqual(codes("Where are the hives?", opening).first, .degenerate, opening)
+        }
+        // A number opening an answer, or a label that is not the line's speaker, is an answer.
+        XCTAssertEqual(codes("How many hives does Ana keep?", "12 hives: she keeps twelve hives on three roofs in Leeds."), [])
+        XCTAssertEqual(AnswerVerifier.transcriptLine(opening: "2) Host: twelve hives", shown: segments), nil)
+        XCTAssertEqual(AnswerVerifier.transcriptLine(opening: "[3] Ana: mite counts", shown: segments), 3)
     }
 
     func testQuantityAndTimeQuestionsNeedAFigure() {

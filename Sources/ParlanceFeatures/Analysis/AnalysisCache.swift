@@ -27,7 +27,9 @@ public actor AnalysisCache {
     /// 12: a percentage is its own number ("12%" is not "12", "2%" not the "2" of "2pm").
     /// 13: retrieval's terms leave out the function words of French, Spanish, Italian,
     /// Portuguese, German and Norwegian, and cut elisions ("l'ingénieur" → "ingénieur").
-    public static let checksVersion = 13
+    /// 14: an answer that opens with a shown line's number and speaker ("1) Claire Martin:
+    /// Bonjour à tous…") is the transcript continued, not an answer (`transcriptLine`).
+    public static let checksVersion = 14
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

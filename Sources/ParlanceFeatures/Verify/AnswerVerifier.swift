@@ -103,8 +103,22 @@ public enum AnswerVerifier {
             return .answerRepeatsQuestion
         } else if let copied = shown.first(where: { copies(text, $0) }), TextChecks.terms(copied.text).isDisjoint(with: TextChecks.terms(question)) {
             return .answerCopiesSegment(copied.id)
+        } else if let line = transcriptLine(opening: text, shown: shown) {
+            return .answerCopiesSegment(line)
         }
         return nil
+    }
+
+    /// The shown segment whose line the answer opens with as the prompt writes lines, its
+    /// number and its speaker ("1) Claire Martin: Bonjour à tous…", "[12] MAYA: …"): the
+    /// model went on writing the transcript, whatever follows. Nil when the answer opens
+    /// otherwise (a number alone, "2019: the year…", is an answer).
+    static func transcriptLine(opening text: String, shown: [Segment]) -> Int? {
+        guard let m = text.firstMatch(of: /^\s*[\[(]?(\d{1,6})[\])\].:]?\s+([^:\n]{1,60}):/),
+              let id = Int(m.output.1), let segment = shown.first(where: { $0.id == id }),
+              let speaker = segment.speaker ?? shown.last(where: { $0.id < id && $0.speaker != nil })?.speaker,
+              TextChecks.normalized(String(m.output.2)) == TextChecks.normalized(speaker) else { return nil }
+        return id
     }
 
     /// The unit a "how many <unit>" question counts ("mesas" of "¿Cuántas mesas…?"), when
