@@ -112,9 +112,19 @@ final class ComposeUnitTests: XCTestCase {
         // "Sie" opening a sentence is "she" or "they"; inside one, capitalised, it is the formal address.
         XCTAssertLessThan(Formality.score("Sie kommt am Montag. Das Paket ist groß.", language: "de"),
                           Formality.score("Kommen Sie am Montag. Das Paket ist groß.", language: "de"))
-        // The eval scores the peer's text with its Python port: the same numbers.
-        let port = try XCTUnwrap(Self.pythonFormality(texts.flatMap { [($0.0, $0.formal), ($0.0, $0.casual)] }))
-        XCTAssertEqual(port, texts.flatMap { [Formality.score($0.formal, language: $0.0), Formality.score($0.casual, language: $0.0)] })
+        // The eval scores the peer's text with its Python port: the same numbers, and every
+        // word of every language's markers scored alike (each alone, and after a capital).
+        var items = texts.flatMap { [($0.0, $0.formal), ($0.0, $0.casual)] }
+        for (language, m) in FormalityMarkers.table.sorted(by: { $0.key < $1.key }) {
+            for w in (m.formal.union(m.casual).union(m.capitalizedFormal)).sorted() + m.casualPrefixes.map({ $0 + "inquiète" }) {
+                items += [(language, "Nous " + w + " avons vu la maison hier soir."), (language, w + " x.")]
+            }
+        }
+        let port = try XCTUnwrap(Self.pythonFormality(items))
+        XCTAssertEqual(port.count, items.count)
+        for (i, (language, text)) in items.enumerated() where i < port.count {
+            XCTAssertEqual(port[i], Formality.score(text, language: language), "\(language): \(text)")
+        }
     }
 
     /// Scores from eval/parlance_eval/formality.py, one per (language, text).
