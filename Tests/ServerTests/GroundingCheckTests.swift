@@ -126,6 +126,55 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(Answerability.focusTerms("¿En qué fecha abrió Casa Brasa?"), Set(Lexicon.words("abrió Casa Brasa", .terms)))
     }
 
+    /// What a question asks is found in the forms a transcript says it in: a Spanish verb in
+    /// another person ("abrió", "abrimos"), French numbers written as words ("dix-neuf ans"),
+    /// old money ("deux sous"), a duration for "combien de temps", an English compound's head
+    /// ("support tickets"), and a name that opens its sentence when it is someone's name.
+    /// English word forms stay strict ("model" is not "modern").
+    func testAnswersAreFoundInTheFormsTheTranscriptSaysThem() {
+        let cocina = [
+            Segment(id: 1, speaker: "Lucía", text: "Gracias por recibirnos en Casa Brasa.", startOffset: 0, endOffset: 1),
+            Segment(id: 2, speaker: "Lucía", text: "¿Cuándo abristeis el restaurante?", startOffset: 1, endOffset: 2),
+            Segment(id: 3, speaker: "Andrés", text: "Abrimos el 3 de marzo de 2019, con solo ocho mesas.", startOffset: 2, endOffset: 3),
+        ]
+        let opened = Answerability.evidence(question: "¿En qué fecha abrió Casa Brasa?", segments: cocina, language: "es")
+        XCTAssertFalse(opened.passage.isEmpty, "\(opened)")
+        XCTAssertTrue(opened.passage.contains(3), "\(opened)")
+        XCTAssertTrue(Answerability.evidence(question: "¿En qué fecha abrió Casa Brasa?", segments: cocina, language: "en").passage.isEmpty,
+                      "outside the Romance languages a verb's other person is another word")
+        XCTAssertEqual(FocusForms(language: "en").share(of: ["model"], in: ["modern"]), 0)
+        XCTAssertEqual(FocusForms(language: "fr-FR").share(of: ["traverser"], in: ["traversait"]), 1)
+        XCTAssertEqual(FocusForms(language: "en").share(of: ["contract"], in: ["contractor"]), 1)
+
+        XCTAssertEqual(Facts.numberSpans("Il a fallu dix-neuf ans.").map(\.key), ["19"])
+        XCTAssertEqual(Facts.compoundNumber("quatre-vingt-dix"), "90")
+        XCTAssertEqual(Facts.compoundNumber("vingt-et-un"), "21")
+        XCTAssertNil(Facts.compoundNumber("re-run"))
+        XCTAssertTrue(Facts.numberSpans("We met once.").isEmpty, "the Spanish eleven is not an English word's number")
+
+        let pont = [
+            Segment(id: 8, speaker: "Claire", text: "Avant le pont, on traversait la Vière en bac, et le passage coûtait deux sous par personne.", startOffset: 0, endOffset: 1),
+            Segment(id: 9, speaker: "Claire", text: "Il a fallu dix-neuf ans pour construire le pont de pierre.", startOffset: 1, endOffset: 2),
+        ]
+        XCTAssertEqual(Answerability.evidence(question: "Combien fallait-il payer pour traverser la Vière en bac ?", segments: pont, language: "fr").passage, [8])
+        XCTAssertEqual(Answerability.unitTerm("Combien de temps a duré la construction du pont ?"), Answerability.durationUnit)
+        XCTAssertEqual(Answerability.evidence(question: "Combien de temps a duré la construction du pont de pierre ?", segments: pont, language: "fr").passage, [9])
+        XCTAssertEqual(Answerability.unitTerm("How long did the build take?"), Answerability.durationUnit)
+        XCTAssertNotEqual(Answerability.unitTerm("How long is the bridge?"), Answerability.durationUnit)
+        XCTAssertNil(AnswerVerifier.uncounted(question: "Combien de temps a duré la construction ?", answer: "La construction a duré dix-neuf ans en tout."))
+
+        let standup = [
+            Segment(id: 12, speaker: "Ines", text: "Support had logged 37 tickets about it by this morning.", startOffset: 0, endOffset: 1),
+            Segment(id: 29, speaker: "Dana", text: "Also, the on-call rota. Ines is on call this weekend.", startOffset: 1, endOffset: 2),
+        ]
+        XCTAssertEqual(Answerability.unitTerms("How many support tickets were raised?"), ["support", "ticket"].map(Answerability.stemmed))
+        XCTAssertEqual(Answerability.evidence(question: "How many support tickets were raised about the label problem?", segments: standup).passage, [12])
+        XCTAssertEqual(Answerability.evidence(question: "Who is on call this weekend?", segments: standup).passage, [29])
+        XCTAssertTrue(Answerability.evidence(question: "Who is on call this weekend?", segments: [standup[1]].map {
+            Segment(id: $0.id, speaker: $0.speaker, text: $0.text.replacingOccurrences(of: "Ines", with: "Someone"), startOffset: 0, endOffset: 1)
+        }).passage.isEmpty, "a capitalised word opening a sentence is not a name by itself")
+    }
+
     /// A near miss of the other kind: an amount beside the subject, but not the one asked for.
     /// The passage quoted holds the amount in the asked relation ("price"), though another
     /// passage shares more of the question's words (the launch budget).

@@ -29,7 +29,9 @@ public actor AnalysisCache {
     /// Portuguese, German and Norwegian, and cut elisions ("l'ingénieur" → "ingénieur").
     /// 14: an answer that opens with a shown line's number and speaker ("1) Claire Martin:
     /// Bonjour à tous…") is the transcript continued, not an answer (`transcriptLine`).
-    public static let checksVersion = 14
+    /// 15: answerability reads word forms (a Spanish or French verb in another person), number
+    /// words ("dix-neuf"), durations, compound units and sentence-initial names; refitted.
+    public static let checksVersion = 15
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -47,7 +47,7 @@ extension AskStream.AnswerType {
     static let amountCues = [
         "sell for", "sells for", "sold for", "selling for", "cost", "costs", "costed", "price", "prices", "priced", "budget", "fee", "fees", "salary", "charge", "charges", "charged", "pay", "paid",
         "spend", "spent", "worth", "cuanto cuesta", "cuanto costo", "cuanto ha costado", "cuanto cuestan", "precio", "presupuesto", "coste", "costo",
-        "combien coute", "combien a coute", "combien coutent", "prix", "cout", "budget",
+        "combien coute", "combien a coute", "combien coutent", "prix", "cout", "budget", "payer", "payait", "coutait", "pagar", "pagaba", "pagan",
     ]
     static let nameCues = [
         "who", "whom", "whose", "name of", "the name", "called", "which company", "which contractor", "which supplier", "which vendor",

@@ -127,6 +127,7 @@ public enum AnswerVerifier {
     /// too many ways to ask for, and a few words ("Five.") need not name it.
     static func uncounted(question: String, answer: String) -> String? {
         guard AskStream.AnswerType.asked(by: question) == .quantity, let unit = Answerability.unitTerm(question), unit.count > 3,
+              unit != Answerability.durationUnit,
               TextChecks.wordCount(answer) > 4 else { return nil }
         let asked = Set(Lexicon.words(question, .normalized))
         let counted = Sentences.split(answer).contains { sentence in

@@ -45,14 +45,21 @@ public enum Answerability {
 
     // MARK: Evidence
 
-    public static func evidence(question: String, segments: [Segment]) -> Evidence {
+    /// `language` is the document's (a BCP 47 tag or its language): outside English a focus
+    /// word meets its other forms by their shared root ("abrió", "abrimos", "abristeis").
+    public static func evidence(question: String, segments: [Segment], language: String = "en") -> Evidence {
         let expects = AnswerType.asked(by: question)
         let focus = focusTerms(question)
+        let forms = FocusForms(language: language)
+        // A sentence-initial word is a name when it is someone's name elsewhere in the passages
+        // shown: a speaker, or a word written capitalised inside a sentence ("Ines is on call").
         let questionWords = Set(Lexicon.words(question, .normalized))
-        let unit = expects == .quantity ? unitTerm(question) : nil
+        let names = Set(segments.compactMap { $0.speaker.map(Facts.nameKey) } + segments.flatMap { Facts.capitalisedMidSentence($0.text) })
+        let units = expects == .quantity ? unitTerms(question) : []
         // Each segment's terms and typed answer are found once; a window of two merges them.
         let terms = segments.map { Set(Lexicon.words($0.text + " " + ($0.speaker ?? ""), .terms)) }
-        let typedIn = segments.map { s in expects.map { holds($0, in: s.text, unit: unit, questionWords: questionWords) } ?? true }
+        let holding = { (type: AnswerType, text: String) in holds(type, in: text, units: units, questionWords: questionWords, names: names) }
+        let typedIn = segments.map { s in expects.map { holding($0, s.text) } ?? true }
         var bestFocus = 0.0
         var bestTyped = (coverage: 0.0, ids: [Int]())
         // The same, among the passages where the answer is in the asked relation (`related`).
@@ -62,18 +69,18 @@ public enum Answerability {
             var windows = [[i]]
             if i + 1 < segments.count, segments[i + 1].id == segments[i].id + 1 { windows.append([i, i + 1]) }
             for w in windows {
-                let cov = focus.isEmpty ? 0 : Double(focus.intersection(w.reduce(into: Set<String>()) { $0.formUnion(terms[$1]) }).count) / Double(focus.count)
+                let cov = forms.share(of: focus, in: w.reduce(into: Set<String>()) { $0.formUnion(terms[$1]) })
                 bestFocus = max(bestFocus, cov)
                 // A typed answer may straddle the two segments ("it cost" | "£48,000"): a pair is read whole.
                 let typed = w.count == 1 ? typedIn[i]
-                    : typedIn[i] || typedIn[i + 1] || expects.map { holds($0, in: segments[i].text + " " + segments[i + 1].text, unit: unit, questionWords: questionWords) } ?? true
+                    : typedIn[i] || typedIn[i + 1] || expects.map { holding($0, segments[i].text + " " + segments[i + 1].text) } ?? true
                 // A single segment is preferred to a pair at equal coverage (the tighter quote).
                 if typed, cov > bestTyped.coverage || (cov == bestTyped.coverage && bestTyped.ids.count > w.count) {
                     bestTyped = (cov, w.map { segments[$0].id })
                 }
                 if typed, let head, let type = expects, cov > 0,
                    cov > bestRelated.coverage || (cov == bestRelated.coverage && bestRelated.ids.count > w.count),
-                   related(type, head: head, in: w.map { segments[$0].text }.joined(separator: " "), unit: unit, questionWords: questionWords) {
+                   related(type, head: head, in: w.map { segments[$0].text }.joined(separator: " "), holds: holding) {
                     bestRelated = (cov, w.map { segments[$0].id })
                 }
             }
@@ -83,12 +90,12 @@ public enum Answerability {
         // else the segment whose sentence states an answer of the kind asked beside the most of
         // the question's words (not the segment where they are merely near it), else the passage
         // with the most; the coverages, which the probability reads, are unchanged.
-        let sentence = bestSentence(focus: focus, expects: expects, segments: segments, unit: unit, questionWords: questionWords)
+        let sentence = bestSentence(focus: focus, expects: expects, segments: segments, forms: forms, holds: holding)
         let passage = !bestRelated.ids.isEmpty ? bestRelated.ids : sentence.segment.map { [$0] } ?? bestTyped.ids
         let index = Dictionary(segments.indices.map { (segments[$0].id, $0) }, uniquingKeysWith: { a, _ in a })
-        let holding = passage.filter { index[$0].map { typedIn[$0] } ?? false }
+        let quoted = passage.filter { index[$0].map { typedIn[$0] } ?? false }
         return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, sentenceCoverage: sentence.coverage,
-                        passage: passage, quote: holding.isEmpty ? passage : holding,
+                        passage: passage, quote: quoted.isEmpty ? passage : quoted,
                         relationMissing: head != nil && !bestTyped.ids.isEmpty && bestRelated.ids.isEmpty)
     }
 
@@ -100,17 +107,16 @@ public enum Answerability {
     /// better than the passage coverage (AUC 0.66 against 0.58, each alone).
     /// Returns that share and the segment of the sentence (the first at the best share; nil
     /// when no sentence shares a focus word).
-    static func bestSentence(focus: Set<String>, expects: AnswerType?, segments: [Segment], unit: String?,
-                             questionWords: Set<String>) -> (coverage: Double, segment: Int?) {
+    static func bestSentence(focus: Set<String>, expects: AnswerType?, segments: [Segment], forms: FocusForms,
+                             holds: (AnswerType, String) -> Bool) -> (coverage: Double, segment: Int?) {
         guard !focus.isEmpty else { return (0, nil) }
         var best = (coverage: 0.0, segment: Int?.none)
         for (i, segment) in segments.enumerated() {
             let sentences = Sentences.split(segment.text)
             for (j, sentence) in sentences.enumerated() {
-                guard expects.map({ holds($0, in: sentence, unit: unit, questionWords: questionWords) }) ?? true else { continue }
+                guard expects.map({ holds($0, sentence) }) ?? true else { continue }
                 let before = j > 0 ? sentences[j - 1] : i > 0 && segments[i - 1].id == segment.id - 1 ? segments[i - 1].text : ""
-                let terms = Set(Lexicon.words(before + " " + sentence, .terms))
-                let share = Double(focus.intersection(terms).count) / Double(focus.count)
+                let share = forms.share(of: focus, in: Set(Lexicon.words(before + " " + sentence, .terms)))
                 if share > best.coverage { best = (share, segment.id) }
                 if share == 1 { return best }
             }
@@ -123,7 +129,7 @@ public enum Answerability {
     /// question names none of these.
     static func headNoun(_ question: String, expects: AnswerType?) -> String? {
         guard let expects, expects == .amount || expects == .quantity else { return nil }
-        if expects == .quantity { return unitTerm(question) }
+        if expects == .quantity { return unitTerm(question).flatMap { $0 == durationUnit ? nil : $0 } }
         let nouns = Set(["price", "budget", "fee", "salary", "charge", "cost", "rent", "fine", "deposit", "insurance", "fare", "wage", "bill",
                          "precio", "presupuesto", "prix", "budget"].flatMap { Lexicon.words($0, .terms) })
         return Lexicon.words(question, .terms).first { nouns.contains($0) }
@@ -131,15 +137,16 @@ public enum Answerability {
 
     /// Whether `text` holds an answer of `type` in a sentence that also names `head` (or a
     /// word form of it).
-    static func related(_ type: AnswerType, head: String, in text: String, unit: String?, questionWords: Set<String>) -> Bool {
+    static func related(_ type: AnswerType, head: String, in text: String, holds: (AnswerType, String) -> Bool) -> Bool {
         Sentences.split(text).contains { sentence in
-            Lexicon.words(sentence, .terms).contains { sameWord($0, head) || type == .quantity && countNouns.contains($0) }
-                && holds(type, in: sentence, unit: unit, questionWords: questionWords)
+            Lexicon.words(sentence, .terms).contains { sameWord($0, head) || type == .quantity && countNouns.contains($0) } && holds(type, sentence)
         }
     }
 
     /// Does `text` hold an answer of this type that the question does not already give?
-    static func holds(_ type: AnswerType, in text: String, unit: String?, questionWords: Set<String>) -> Bool {
+    /// `names` (name keys) are names wherever they stand, a sentence's first word included.
+    /// `units`: what a quantity counts (any number counts when empty).
+    static func holds(_ type: AnswerType, in text: String, units: [String], questionWords: Set<String>, names: Set<String> = []) -> Bool {
         let numbers = Facts.numberSpans(text).filter { !questionWords.contains($0.key) && !questionWords.contains(TextChecks.normalized($0.span)) }
         switch type {
         case .amount:
@@ -151,20 +158,21 @@ public enum Answerability {
                     && ws[(i + 1)..<min(ws.count, i + 3)].contains { currencyWords.contains($0) }
             } || ws.contains { freeWords.contains($0) }
         case .quantity:
-            guard let unit else { return !numbers.isEmpty }
+            guard !units.isEmpty else { return !numbers.isEmpty }
             // "how many colonies": a number within three words before the unit, or before a
             // word that counts whatever is discussed ("2,400 of the 2,500 units"); a number
             // that is part of a name ("the Aero 2 headphones") counts nothing.
             let ws = Lexicon.words(withoutNameNumbers(text), .normalized)
             return ws.indices.contains { i in
-                (sameWord(stemmed(ws[i]), unit) || countNouns.contains(stemmed(ws[i]))) && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
+                (units.contains { sameWord(stemmed(ws[i]), $0) || $0 == durationUnit && durationWords.contains(ws[i]) } || countNouns.contains(stemmed(ws[i])))
+                    && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
             }
         case .time:
             return AnswerType.time.isGiven(in: text) && !numbers.isEmpty
                 || !Set(Lexicon.words(text, .normalized)).subtracting(questionWords).isDisjoint(with: Lexicon.timeWords)
         case .name:
             return Facts.capitalisedWords(text).contains { w, start in
-                !start && !questionWords.contains(Facts.nameKey(w)) && !Facts.notNames.contains(Facts.nameKey(w))
+                (!start || names.contains(Facts.nameKey(w))) && !questionWords.contains(Facts.nameKey(w)) && !Facts.notNames.contains(Facts.nameKey(w))
                     && !Lexicon.timeWords.contains(TextChecks.normalized(w))
             }
         }
@@ -194,16 +202,41 @@ public enum Answerability {
         Set(Lexicon.words(question, .terms)).subtracting(cueTerms)
     }
 
-    /// "how many tonnes of salt" → the stem of "tonnes".
+    /// "how many tonnes of salt" → the stem of "tonnes"; "how many support tickets" → of
+    /// "tickets" (an English compound's head is its last word); "combien de temps", "how long"
+    /// → `durationUnit`.
     static func unitTerm(_ question: String) -> String? {
         let ws = Lexicon.words(question, .normalized)
-        for (i, w) in ws.enumerated() where ["many", "cuantos", "cuantas", "combien"].contains(w) && i + 1 < ws.count {
+        // "How long did it take" asks for a duration; "how long is the bridge" for a length.
+        if let i = ws.firstIndex(of: "long"), i > 0, ws[i - 1] == "how",
+           i + 1 < ws.count && ["did", "does", "do", "will", "has", "have", "had"].contains(ws[i + 1]) || ws.contains("take") || ws.contains("took") {
+            return durationUnit
+        }
+        for (i, w) in ws.enumerated() where ["many", "cuantos", "cuantas", "cuanto", "combien"].contains(w) && i + 1 < ws.count {
             var j = i + 1
             if ws[j] == "de" || ws[j] == "d", j + 1 < ws.count { j += 1 }
+            if ["temps", "tiempo"].contains(ws[j]) { return durationUnit }
             return stemmed(ws[j])
         }
         return nil
     }
+
+    /// What a "how many" question counts: its unit (`unitTerm`), and in English the word after
+    /// it when that is not a stopword ("how many support tickets": "support", "tickets").
+    static func unitTerms(_ question: String) -> [String] {
+        guard let unit = unitTerm(question) else { return [] }
+        let ws = Lexicon.words(question, .normalized)
+        guard let i = ws.firstIndex(of: "many"), i + 2 < ws.count, !Lexicon.stopwords.contains(ws[i + 2]) else { return [unit] }
+        return [unit, stemmed(ws[i + 2])]
+    }
+
+    /// The unit of a question asking how long something took: any word of `durationWords`.
+    static let durationUnit = "(duration)"
+    static let durationWords: Set<String> = [
+        "years", "year", "months", "month", "weeks", "week", "days", "day", "hours", "hour", "minutes", "minute", "decades",
+        "anos", "ano", "meses", "mes", "semanas", "semana", "dias", "dia", "horas", "hora", "minutos",
+        "ans", "an", "annees", "annee", "mois", "semaines", "semaine", "jours", "jour", "heures", "heure",
+    ]
 
     static func stemmed(_ w: String) -> String { Lexicon.words(w, .terms).first ?? w }
 
@@ -215,6 +248,7 @@ public enum Answerability {
 
     static let currencyWords: Set<String> = [
         "pounds", "pound", "euros", "euro", "dollars", "dollar", "pence", "cents", "quid", "grand", "libras", "dolares", "francs", "crowns", "kroner", "krone",
+        "centimos", "pesetas", "pesos", "sous", "sou", "centimes", "livres", "franc",
     ]
     static let freeWords: Set<String> = ["free", "gratis", "gratuit", "gratuite", "nothing"]
 
@@ -230,7 +264,7 @@ public enum Answerability {
 
     /// The logistic model's weights: the bias, then one per feature of `Features`, by its
     /// name. Fitted by `eval/fit_abstention.py` on the tuning part of the labeled set (see its
-    /// output in the closing note of issue 41, 81 questions), which writes them here in this order.
+    /// output in the closing note of issue 41, 80 questions), which writes them here in this order.
     struct Weights {
         let bias, questionCoverage, focusCoverage, typedCoverage, typeMissing: Double
         let modelPassed, modelSaysNotFound, answerSupport, relationMissing, sentenceCoverage: Double
@@ -252,11 +286,11 @@ public enum Answerability {
         }
     }
 
-    static let weights = Weights(bias: 1.004, questionCoverage: -0.187, focusCoverage: -1.719, typedCoverage: 0.309, typeMissing: 0.064,
-                                 modelPassed: -0.088, modelSaysNotFound: 0.000, answerSupport: 0.222, relationMissing: -0.314, sentenceCoverage: 1.446)
+    static let weights = Weights(bias: 0.818, questionCoverage: -0.301, focusCoverage: -2.021, typedCoverage: 0.751, typeMissing: -0.977,
+                                 modelPassed: -0.330, modelSaysNotFound: 0.000, answerSupport: 0.401, relationMissing: -0.658, sentenceCoverage: 1.833)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.46
+    public static let threshold = 0.49
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
