@@ -146,11 +146,11 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(FocusForms(language: "fr-FR").share(of: ["traverser"], in: ["traversait"]), 1)
         XCTAssertEqual(FocusForms(language: "en").share(of: ["contract"], in: ["contractor"]), 1)
 
-        XCTAssertEqual(Facts.numberSpans("Il a fallu dix-neuf ans.").map(\.key), ["19"])
-        XCTAssertEqual(Facts.compoundNumber("quatre-vingt-dix"), "90")
-        XCTAssertEqual(Facts.compoundNumber("vingt-et-un"), "21")
-        XCTAssertNil(Facts.compoundNumber("re-run"))
-        XCTAssertTrue(Facts.numberSpans("We met once.").isEmpty, "the Spanish eleven is not an English word's number")
+        XCTAssertEqual(Answerability.numberSpans("Il a fallu dix-neuf ans.").map(\.key), ["19"])
+        XCTAssertEqual(Answerability.compoundNumber("quatre-vingt-dix"), "90")
+        XCTAssertEqual(Answerability.compoundNumber("vingt-et-un"), "21")
+        XCTAssertNil(Answerability.compoundNumber("re-run"))
+        XCTAssertTrue(Answerability.numberSpans("We met once.").isEmpty, "the Spanish eleven is not an English word's number")
 
         let pont = [
             Segment(id: 8, speaker: "Claire", text: "Avant le pont, on traversait la Vière en bac, et le passage coûtait deux sous par personne.", startOffset: 0, endOffset: 1),

@@ -51,9 +51,9 @@ public enum Answerability {
         let expects = AnswerType.asked(by: question)
         let focus = focusTerms(question)
         let forms = FocusForms(language: language)
+        let questionWords = Set(Lexicon.words(question, .normalized))
         // A sentence-initial word is a name when it is someone's name elsewhere in the passages
         // shown: a speaker, or a word written capitalised inside a sentence ("Ines is on call").
-        let questionWords = Set(Lexicon.words(question, .normalized))
         let names = Set(segments.compactMap { $0.speaker.map(Facts.nameKey) } + segments.flatMap { Facts.capitalisedMidSentence($0.text) })
         let units = expects == .quantity ? unitTerms(question) : []
         // Each segment's terms and typed answer are found once; a window of two merges them.
@@ -147,14 +147,14 @@ public enum Answerability {
     /// `names` (name keys) are names wherever they stand, a sentence's first word included.
     /// `units`: what a quantity counts (any number counts when empty).
     static func holds(_ type: AnswerType, in text: String, units: [String], questionWords: Set<String>, names: Set<String> = []) -> Bool {
-        let numbers = Facts.numberSpans(text).filter { !questionWords.contains($0.key) && !questionWords.contains(TextChecks.normalized($0.span)) }
+        let numbers = numberSpans(text).filter { !questionWords.contains($0.key) && !questionWords.contains(TextChecks.normalized($0.span)) }
         switch type {
         case .amount:
             let ws = Lexicon.words(text, .normalized)
             return numbers.contains { n in
                 n.span.contains { "£$€¥%".contains($0) } || n.span.lowercased().hasSuffix("p") || n.span.lowercased().hasSuffix("k")
             } || ws.indices.contains { i in
-                Facts.numberSpans(ws[i]).contains { !questionWords.contains($0.key) }
+                numberSpans(ws[i]).contains { !questionWords.contains($0.key) }
                     && ws[(i + 1)..<min(ws.count, i + 3)].contains { currencyWords.contains($0) }
             } || ws.contains { freeWords.contains($0) }
         case .quantity:
@@ -165,7 +165,7 @@ public enum Answerability {
             let ws = Lexicon.words(withoutNameNumbers(text), .normalized)
             return ws.indices.contains { i in
                 (units.contains { sameWord(stemmed(ws[i]), $0) || $0 == durationUnit && durationWords.contains(ws[i]) } || countNouns.contains(stemmed(ws[i])))
-                    && ws[max(0, i - 3)..<i].contains { w in Facts.numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
+                    && ws[max(0, i - 3)..<i].contains { w in numberSpans(w).contains { !questionWords.contains($0.key) } || w == "dozen" }
             }
         case .time:
             return AnswerType.time.isGiven(in: text) && !numbers.isEmpty
@@ -176,6 +176,38 @@ public enum Answerability {
                     && !Lexicon.timeWords.contains(TextChecks.normalized(w))
             }
         }
+    }
+
+    /// The numbers of `text` as the evidence reads them: `Facts.numberSpans`, and the Spanish
+    /// and French number words it leaves out (teens, tens, "mil", "mille") and French
+    /// hyphenated numbers ("dix-neuf" 19, "vingt-et-un", "quatre-vingt-dix"). Facts keeps
+    /// to its own list: its numbers constrain decoding, where "mil" begins "million".
+    static func numberSpans(_ text: String) -> [(span: String, key: String)] {
+        Facts.numberSpans(text) + Lexicon.words(text).compactMap { w in
+            let l = w.lowercased()
+            return (moreNumberWords[l] ?? compoundNumber(l)).map { (w, $0) }
+        }
+    }
+
+    static let moreNumberWords: [String: String] = [
+        "doce": "12", "trece": "13", "catorce": "14", "quince": "15", "sesenta": "60", "setenta": "70", "ochenta": "80", "noventa": "90",
+        "mil": "1000", "onze": "11", "douze": "12", "treize": "13", "quatorze": "14", "quinze": "15", "soixante": "60", "mille": "1000",
+    ]
+
+    /// A number written as hyphenated number words in French ("dix-neuf", "quarante-deux",
+    /// "vingt-et-un", "quatre-vingt-dix"): its value; nil for any other word.
+    static func compoundNumber(_ w: String) -> String? {
+        guard w.contains("-") else { return nil }
+        let parts = w.split(separator: "-").map(String.init).filter { $0 != "et" }
+        var values: [Int] = []
+        for p in parts {
+            guard let v = (Facts.numberWords[p] ?? moreNumberWords[p]).flatMap(Int.init) ?? (p == "vingts" ? 20 : p == "un" || p == "une" ? 1 : nil) else { return nil }
+            values.append(v)
+        }
+        guard values.count >= 2 else { return nil }
+        // "quatre-vingt(s)": four twenties.
+        if values[0] == 4, values[1] == 20 { return String(80 + values.dropFirst(2).reduce(0, +)) }
+        return String(values.reduce(0, +))
     }
 
     /// Stems of the nouns that count whatever is being discussed: "units" of the headphones.
@@ -202,9 +234,8 @@ public enum Answerability {
         Set(Lexicon.words(question, .terms)).subtracting(cueTerms)
     }
 
-    /// "how many tonnes of salt" → the stem of "tonnes"; "how many support tickets" → of
-    /// "tickets" (an English compound's head is its last word); "combien de temps", "how long"
-    /// → `durationUnit`.
+    /// "how many tonnes of salt" → the stem of "tonnes" (the first word after "how many":
+    /// `unitTerms` adds the next); "combien de temps", "how long did it take" → `durationUnit`.
     static func unitTerm(_ question: String) -> String? {
         let ws = Lexicon.words(question, .normalized)
         // "How long did it take" asks for a duration; "how long is the bridge" for a length.

@@ -124,25 +124,9 @@ public enum Facts {
             out.append((span, trimmed(digits.replacingOccurrences(of: ",", with: "")) + (percent ? "%" : "")))
         }
         for w in Lexicon.words(text) {
-            if let n = numberWords[w.lowercased()] ?? compoundNumber(w.lowercased()) { out.append((w, n)) }
+            if let n = numberWords[w.lowercased()] { out.append((w, n)) }
         }
         return out
-    }
-
-    /// A number written as hyphenated number words in French ("dix-neuf", "quarante-deux",
-    /// "vingt-et-un", "quatre-vingt-dix"): its value; nil for any other word.
-    static func compoundNumber(_ w: String) -> String? {
-        guard w.contains("-") else { return nil }
-        let parts = w.split(separator: "-").map(String.init).filter { $0 != "et" }
-        var values: [Int] = []
-        for p in parts {
-            guard let v = numberWords[p].flatMap(Int.init) ?? (p == "vingts" ? 20 : p == "un" || p == "une" ? 1 : nil) else { return nil }
-            values.append(v)
-        }
-        guard values.count >= 2 else { return nil }
-        // "quatre-vingt(s)": four twenties.
-        if values[0] == 4, values[1] == 20 { return String(80 + values.dropFirst(2).reduce(0, +)) }
-        return String(values.reduce(0, +))
     }
 
     /// What follows a number makes it a percentage: "%" after a space, or "percent", "per
@@ -240,11 +224,7 @@ public enum Facts {
         for (w, n) in [("dos", 2), ("tres", 3), ("cuatro", 4), ("cinco", 5), ("seis", 6), ("siete", 7), ("ocho", 8), ("nueve", 9), ("diez", 10),
                        ("veinte", 20), ("treinta", 30), ("cuarenta", 40), ("cincuenta", 50), ("cien", 100),
                        ("deux", 2), ("trois", 3), ("quatre", 4), ("cinq", 5), ("sept", 7), ("huit", 8), ("neuf", 9), ("dix", 10),
-                       ("vingt", 20), ("trente", 30), ("quarante", 40), ("cinquante", 50), ("cent", 100),
-                       ("doce", 12), ("trece", 13), ("catorce", 14), ("quince", 15), ("sesenta", 60), ("setenta", 70),
-                       ("ochenta", 80), ("noventa", 90), ("mil", 1000),
-                       ("onze", 11), ("douze", 12), ("treize", 13), ("quatorze", 14), ("quinze", 15), ("soixante", 60),
-                       ("mille", 1000)] {
+                       ("vingt", 20), ("trente", 30), ("quarante", 40), ("cinquante", 50), ("cent", 100)] {
             m[w] = String(n)
         }
         return m
