@@ -13,7 +13,7 @@ from .judges import compose_flags, invented
 # (name, family, metric, printed label, which way is better, comparison, target); summary.FIGURES
 # gathers every family's rows, in the order of the printed tables.
 FIGURES = [
-    ("keyFactsKeptMean", "compose", "keyFactsKeptMean", "compose: labeled key facts kept (mean)", "higher", ">=", 0.90),
+    ("keyFactsKeptMean", "compose", "keyFactsKeptMean", "compose: labeled key facts kept (mean)", "higher", ">=", 0.95),
     ("toneSeparation", "compose", "toneSeparation", "compose: formal scores above casual", "higher", ">=", 0.90),
     ("badButPassed", "compose", "badButPassed", "compose: refusal/echo/unchanged returned as passed", "lower", "==", 0),
     ("badOutputs", "compose", "badOutputs", "compose: refusal/echo/unchanged variations", "lower", None, None),

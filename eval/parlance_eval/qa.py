@@ -22,8 +22,8 @@ FIGURES = [
     ("degenerateRate", "qa", "degenerateRate", "Q&A: answers that are not language", "lower", "==", 0),
     ("unsupportedNumberRate", "qa", "unsupportedNumberRate", "Q&A: answers with a number not in the document", "lower",
      None, None),
-    ("notFoundCorrectRate", "qa", "notFoundCorrectRate", "Q&A: unanswerable answered 'not found'", "higher", ">=", 0.75),
-    ("wrongNotFoundRate", "qa", "wrongNotFoundRate", "Q&A: answerable wrongly declared not found", "lower", "<=", 0.10),
+    ("notFoundCorrectRate", "qa", "notFoundCorrectRate", "Q&A: unanswerable answered 'not found'", "higher", ">=", 0.60),
+    ("wrongNotFoundRate", "qa", "wrongNotFoundRate", "Q&A: answerable wrongly declared not found", "lower", "<=", 0.05),
     ("calibrationECE", "qa", "calibrationECE", "Q&A: confidenceScore ECE (10 bins)", "lower", None, None),
     ("brierScore", "qa", "brierScore", "Q&A: confidenceScore Brier score", "lower", None, None),
 ]

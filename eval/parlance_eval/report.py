@@ -110,8 +110,8 @@ def calibration_lines(summary: Dict[str, Any]) -> List[str]:
             q = qa[c]
             lines.append(f"  {c}: ECE (10 bins) {fmt(q.get('calibrationECE'))}, Brier {fmt(q.get('brierScore'))}, "
                          f"over {q.get('withConfidenceScore', 0)} answers; wrongly not found on answerable "
-                         f"{fmt(q.get('wrongNotFoundRate'))} (target <= 0.10), not found on unanswerable "
-                         f"{fmt(q.get('notFoundCorrectRate'))} (target >= 0.75)")
+                         f"{fmt(q.get('wrongNotFoundRate'))} (target <= 0.05), not found on unanswerable "
+                         f"{fmt(q.get('notFoundCorrectRate'))} (target >= 0.60)")
         lines.append("")
     return lines
 
