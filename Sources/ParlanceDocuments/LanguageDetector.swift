@@ -2,6 +2,9 @@
 /// Arabic, …), then stopword profiles for Latin-script text. Short or ambiguous text is
 /// reported as English with low confidence.
 public enum LanguageDetector {
+    /// Languages whose short texts share their function words, Bokmål among them.
+    static let scandinavian: Set<String> = ["nb", "da", "sv"]
+
     /// Scalars examined; a few thousand characters identify a language reliably.
     static let sampleLimit = 20_000
 
@@ -53,7 +56,14 @@ public enum LanguageDetector {
         let margin = (best.1 - second) / best.1
         let support = min(1.0, best.1 / 8.0)
         let confidence = min(0.99, 0.25 + 0.75 * margin * support)
-        if margin < 0.1, best.0 != "en" { return ("en", min(confidence, 0.3)) }
+        if margin < 0.1, best.0 != "en" {
+            // Bokmål, Danish and Swedish share most function words: a short Norwegian text
+            // ties with Danish. Of the three Parlance writes Bokmål only, so a tie among them
+            // that includes it is Bokmål, not English.
+            let tied = Set(ranked.prefix { best.1 - $0.1 < 0.1 * best.1 }.map(\.0))
+            if tied.contains("nb"), tied.isSubset(of: Self.scandinavian) { return ("nb", min(confidence, 0.4)) }
+            return ("en", min(confidence, 0.3))
+        }
         return (best.0, (confidence * 100).rounded() / 100)
     }
 }

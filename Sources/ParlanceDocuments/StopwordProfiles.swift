@@ -20,7 +20,7 @@ enum StopwordProfiles {
         ,
         ("da", words("og at det som en et er på af for med til den har ikke om jeg du vi de men var han hun sig så kan fra eller når også meget efter hvad her der bare nu skal være havde mig dig noget dette bliver hvordan"))
         ,
-        ("nb", words("og å det som en et er på av for med til den har ikke om jeg du vi de men var han hun seg så kan fra eller når også mye etter hva her der bare nå skal være hadde meg deg ikkje at veldig noe dette blir hvordan"))
+        ("nb", words("og å det som en et er på av for med til den har ikke om jeg du vi de men var han hun seg så kan fra eller når også mye etter hva her der bare nå skal være hadde meg deg ikkje at veldig noe dette blir hvordan dere noen opp"))
         ,
         ("tr", words("ve bir bu da de için ile çok ne o ben sen biz siz onlar var yok gibi daha ama değil mi mı mu mü olarak kadar şey her diye ki en sonra çünkü nasıl şimdi evet hayır"))
         ,

@@ -1,4 +1,5 @@
 import JSONRPC
+import ParlanceDocuments
 import ParlanceFeatures
 import ParlanceProtocol
 
@@ -16,7 +17,7 @@ enum Rewriter {
         let leading = String(selection.prefix { $0.isWhitespace }), trailing = String(selection.reversed().prefix { $0.isWhitespace }.reversed())
         let settings = lsp.client.settings
         // A refinement keeps the selection's own tone.
-        let tone = a.tone ?? (Formality.score(core) >= 0.5 ? .formal : .casual)
+        let tone = a.tone ?? ownTone(core, language: settings.language)
         let instructions: String? = switch a.refine {
         case .shorter: "Make it shorter: fewer words, every fact, name and number kept."
         case .clearer: "Make it clearer: plain words and short sentences, every fact, name and number kept."
@@ -38,6 +39,14 @@ enum Rewriter {
         let warning = open.isEmpty ? nil
             : "Parlance: rewrite applied, but check it: \(open.prefix(2).map(\.message).joined(separator: "; ")). Undo restores your text."
         return (leading + v.text + trailing, warning)
+    }
+
+    /// The selection's own tone, formal or casual, scored with the markers of its language
+    /// (the configured one, else the one it is written in, as compose resolves it): English
+    /// markers read a Spanish letter ("Estimado señor García: le ruego…") as casual.
+    static func ownTone(_ text: String, language: String?) -> Tone {
+        let tag = language ?? LanguageDetector.detect(String(text.prefix(4000))).code
+        return Formality.score(text, language: tag) >= 0.5 ? .formal : .casual
     }
 
     static func rejected(_ message: String, code: String) -> ResponseError {

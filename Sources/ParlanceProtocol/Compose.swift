@@ -101,7 +101,7 @@ public struct ComposeVariation: Codable, Sendable, Hashable, Schematic {
     }
     public static let schemaHints: [String: SchemaHint] = [
         "id": SchemaHint(description: "<entry id>.<n>: names this variation in $/progress `part`, compose/refine and the history."),
-        "formalityScore": SchemaHint(description: "0 (very casual) to 1 (very formal): a deterministic lexical measure (contractions, slang, formal connectives, word and sentence length, articles and prepositions; in Spanish, French, German, Italian and Portuguese the formal and the informal address and the words of letters and of chat instead of the first three, and no word length).", minimum: 0, maximum: 1),
+        "formalityScore": SchemaHint(description: "0 (very casual) to 1 (very formal): a deterministic lexical measure (contractions, slang, formal connectives, word and sentence length, articles and prepositions; in Spanish, French, German, Italian, Portuguese and Norwegian the formal and the informal address and the words of letters and of chat instead of the first three, and no word length).", minimum: 0, maximum: 1),
         "keyPointsPreserved": SchemaHint(description: "The analysis' key points this text keeps, checked: every number and at least half the content words of the point occur in it."),
         "keyPointsMissing": SchemaHint(description: "The key points it does not keep."),
         "parentId": SchemaHint(description: "The variation this one refines (compose/refine)."),

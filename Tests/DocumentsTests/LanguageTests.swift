@@ -32,6 +32,19 @@ final class LanguageDetectorTests: XCTestCase {
         }
     }
 
+    /// A short Norwegian text ties with Danish on shared function words ("vi", "til", "og",
+    /// "ikke", "kan"): it is Bokmål, which Parlance writes, not English.
+    func testNorwegianThatTiesWithDanishIsNorwegian() {
+        for text in ["Hei alle sammen, vi flytter møtet til fredag klokka 14. Ta med tallene for mars, og si ifra hvis dere ikke kan komme.",
+                     "Vi flytter møtet til fredag, og det er ikke bra."] {
+            XCTAssertEqual(LanguageDetector.detect(text).code, "nb", text)
+        }
+        // A tie of other languages is still English, with low confidence.
+        let r = LanguageDetector.detect("de la")
+        XCTAssertEqual(r.code, "en")
+        XCTAssertLessThan(r.confidence, 0.5)
+    }
+
     func testShortOrAmbiguousTextIsLowConfidenceEnglish() {
         for text in ["", "ok", "12345 67", "Hmm.", "GGUF Q4_K_M"] {
             let r = LanguageDetector.detect(text)

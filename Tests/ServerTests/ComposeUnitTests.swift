@@ -80,7 +80,7 @@ final class ComposeUnitTests: XCTestCase {
         XCTAssertEqual(Formality.score(""), 0.5)
     }
 
-    /// In Spanish, French, German, Italian and Portuguese the address and the words of
+    /// In Spanish, French, German, Italian, Portuguese and Norwegian the address and the words of
     /// letters and of chat order the texts; English's markers (contractions, "you") do not
     /// apply. Swift and the eval's Python port (eval/parlance_eval/formality.py) agree.
     func testFormalityOrdersTextsInOtherLanguages() throws {
@@ -95,6 +95,8 @@ final class ComposeUnitTests: XCTestCase {
              "Ciao Giulia! Ehi, il tuo pacco arriva lunedì, dai. Ti scrivo appena so qualcosa, ok?"),
             ("pt", "Prezada senhora Silva, informamos que a entrega está prevista para segunda-feira. Atenciosamente, a equipe.",
              "Oi Ana! Olha, teu pacote chega na segunda, tá? Te aviso quando souber, valeu!"),
+            ("nb", "Vi vil herved informere Dem om at leveransen er forsinket til mandag. Vi beklager ulempen. Med vennlig hilsen, kundeservice.",
+             "Hei Kari! Heisann, pakka di kommer på mandag, digg ass. Jeg sier ifra, okei? Klem!"),
         ]
         for (language, formal, casual) in texts {
             let f = Formality.score(formal, language: language), c = Formality.score(casual, language: language)

@@ -128,6 +128,10 @@ _MARKERS = {
     "pt": (_w("""senhor senhora senhores senhoras prezado prezada prezados prezadas atenciosamente cordialmente informamos
                solicitamos gostaríamos agradecemos lamentamos vossa ilustríssimo contudo todavia"""),
            _w("tu te ti contigo teu tua teus tuas oi valeu beijos beijo abraço galera tá né pra legal beleza tchau"), set(), []),
+    "nb": (_w("""vennlig vennligst hilsen ærbødigst herved vedrørende angående henvendelse anmode anmoder beklager informere
+               opplyse vedlagt imidlertid følgelig"""),
+           _w("hei heisann hallo halla kult digg fett ass liksom lissom okei ok jepp snakkes klem gutta"),
+           {"De", "Dem", "Deres"}, []),
 }
 
 

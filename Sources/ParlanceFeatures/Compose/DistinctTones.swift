@@ -45,6 +45,7 @@ extension Compose {
         "de": (["Sehr geehrte Damen und Herren,", "Wir möchten Ihnen mitteilen, dass", "Bitte beachten Sie, dass"], ["Hallo,", "Hey,", "Hallo zusammen,"]),
         "it": (["Gentili colleghi,", "Desideriamo comunicarLe che", "La preghiamo di notare che"], ["Ciao!", "Ehi,", "Ciao a tutti,"]),
         "pt": (["Prezados,", "Informamos que", "Gostaríamos de informar que"], ["Oi!", "Oi, pessoal,", "Olha,"]),
+        "nb": (["Vi vil herved informere om at", "Vennligst merk at", "Vi ønsker å opplyse om at"], ["Hei!", "Heisann,", "Hei alle sammen,"]),
     ]
 
     /// Pairs of variations, of different tones, that read alike.

@@ -16,7 +16,7 @@ import Foundation
 /// 0.3 and a formal letter above 0.7; the score compares texts, it does not grade them.
 ///
 /// In a language with its own markers (`FormalityMarkers`: Spanish, French, German,
-/// Italian, Portuguese), its formal words (+14) and its casual words (−14, the informal
+/// Italian, Portuguese, Norwegian), its formal words (+14) and its casual words (−14, the informal
 /// address among them), per word, replace contractions, English's markers, pronouns and
 /// articles and prepositions; exclamations, sentence length and lower-case starts count as
 /// in English, and word length not at all (German's compounds are not formality).

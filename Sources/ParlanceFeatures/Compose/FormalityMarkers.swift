@@ -69,6 +69,15 @@ public struct FormalityMarkers: Sendable {
                 """),
             casual: words("tu te ti contigo teu tua teus tuas oi valeu beijos beijo abraço galera tá né pra legal beleza tchau"),
             capitalizedFormal: [], casualPrefixes: []),
+        // Norwegian (Bokmål): "du" is everyone's address, so it marks nothing; the formal
+        // "De"/"Dem"/"Deres" is capitalised, and letters' words and chat words carry the register.
+        "nb": FormalityMarkers(
+            formal: words("""
+                vennlig vennligst hilsen ærbødigst herved vedrørende angående henvendelse anmode anmoder beklager informere \
+                opplyse vedlagt imidlertid følgelig
+                """),
+            casual: words("hei heisann hallo halla kult digg fett ass liksom lissom okei ok jepp snakkes klem gutta"),
+            capitalizedFormal: ["De", "Dem", "Deres"], casualPrefixes: []),
     ]
 
     /// Whether `word` (as written) is one of casual writing.
