@@ -4,7 +4,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 ENV = eval "$$(scripts/setup.sh)"
 RPATH = -Xlinker -rpath -Xlinker "$$PARLANCE_LLAMA_LIBDIR"
-SWIFT_BUILD = swift build -c release $(RPATH)
+# One configuration for every build in the checkout: `make test` needs -enable-testing (the
+# tests import internals), and a build without it would compile the whole package again
+# after `make demo`, and once more for the next `make test`. It changes no inference code
+# (llama.cpp is C); the installed binary is built apart (static-build, below).
+SWIFT_BUILD = swift build -c release -Xswiftc -enable-testing $(RPATH)
 # The default model linked beside the build, where the binary's own lookup finds it
 # (<bin>/../share/parlance/models): an editor that starts .build/release/parlance with
 # other XDG folders still finds its model.
@@ -30,11 +34,10 @@ demo: build
 # protocol conformance suite, examples and editor tests.
 # llama.cpp's own llama-server (the remote-engine tests talk to it) is built by the set-up
 # too, from the same sdist, cached like libllama.
-# One compile: `swift test` builds every module with testing enabled (-enable-testing), so
-# a `make build` first would compile the whole package twice; this build is the one the
-# tests use, with the same flag, and the daemon the suites run is this build's.
+# One compile: the modules are `make build`'s (same flags), with the test targets added; the
+# daemon the suites run is this build's.
 test:
-	@$(ENV) && swift build -c release --build-tests -Xswiftc -enable-testing $(RPATH) && $(LINK_MODEL)
+	@$(ENV) && $(SWIFT_BUILD) --build-tests && $(LINK_MODEL)
 	@$(ENV) && export PARLANCE_LLAMA_SERVER="$$(scripts/setup-llama-server.sh)" && PARLANCE_BIN="$$PWD/.build/release/parlance" swift test -c release --skip-build $(RPATH)
 	@$(ENV) && scripts/test-extra.sh
 
@@ -58,7 +61,7 @@ fuzz:
 	@scripts/fuzz.sh $${FUZZ_SECONDS:-300}
 
 soak: build
-	@$(ENV) && PARLANCE_BIN="$$PWD/.build/release/parlance" PARLANCE_SOAK=full swift test -c release $(RPATH) --filter Soak
+	@$(ENV) && $(SWIFT_BUILD) --build-tests && PARLANCE_BIN="$$PWD/.build/release/parlance" PARLANCE_SOAK=full swift test -c release --skip-build $(RPATH) --filter Soak
 
 clean:
 	rm -rf .build
