@@ -50,6 +50,17 @@ final class WordGuardTests: XCTestCase {
                        "one Saturday is not every Saturday")
     }
 
+    /// The worked examples' names a rewrite may not write: every one the selection does not
+    /// say, the title "Dr" among them, and no calendar word (those are the calendar ban's).
+    func testTheExamplesNamesTheSelectionDoesNotSay() {
+        let absent = ComposePrompt.exampleNames(absentFrom: "hey team, we're moving the design review to friday")
+        XCTAssertEqual(Set(absent), ["Jonas", "Oakridge", "Magdalena", "Dr", "Okafor"])
+        let said = ComposePrompt.exampleNames(absentFrom: "Jonas, please ask Dr. Okafor about the review.")
+        XCTAssertEqual(Set(said), ["Oakridge", "Magdalena"])
+        // After a title's full stop the sentence goes on: "Okafor" is a name there.
+        XCTAssertEqual(Facts.extract("The review with Dr. Okafor moved.").map(\.text), ["Dr", "Okafor"])
+    }
+
     /// The default model, greedy, naming the days of the week: without the guard it writes
     /// Thursday; with the weekdays the source does not say banned, no weekday but the source's.
     func testAWeekdayTheSourceDoesNotSayIsNeverWritten() async throws {

@@ -31,7 +31,8 @@ public actor AnalysisCache {
     /// Bonjour à tous…") is the transcript continued, not an answer (`transcriptLine`).
     /// 15: answerability reads word forms (a Spanish or French verb in another person), number
     /// words ("dix-neuf"), durations, compound units and sentence-initial names; refitted.
-    public static let checksVersion = 15
+    /// 16: a name after a title's full stop ("Dr. Okafor") is a name mid-sentence, a fact.
+    public static let checksVersion = 16
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -125,8 +125,9 @@ public enum Compose {
         if p.exactFacts ?? true {
             o.exactFacts = Facts.exactSpans(selection)
             o.numbersFrom = selection + "\n" + (p.instructions ?? "")
-            // Nor a weekday or a month that the selection does not say ("Tuesday" for "tomorrow").
-            o.bannedWords = Facts.absentCalendarWords(o.numbersFrom ?? "")
+            // Nor a weekday or a month that the selection does not say ("Tuesday" for "tomorrow"),
+            // nor a name of the prompt's worked examples ("Dr. Okafor") that it does not say.
+            o.bannedWords = Facts.absentCalendarWords(o.numbersFrom ?? "") + ComposePrompt.exampleNames(absentFrom: o.numbersFrom ?? "")
         }
         return o
     }

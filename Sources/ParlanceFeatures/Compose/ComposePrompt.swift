@@ -34,6 +34,15 @@ enum ComposePrompt {
         "Heads up, team: the quarterly review with Dr. Okafor has moved to 14 May.",
     ]
 
+    /// The names of the worked examples ("Jonas", "Oakridge", "Dr", "Okafor") that `source`
+    /// does not say: a rewrite never writes them (`WordGuard`, at decoding time), so it cannot
+    /// copy an example's people into its own text. Calendar words are `Facts.absentCalendarWords`'.
+    static func exampleNames(absentFrom source: String) -> [String] {
+        Facts.extract(exampleTexts.joined(separator: "\n"))
+            .filter { $0.kind == .name && !Lexicon.timeWords.contains($0.key) && !Facts.missing([$0], in: source).isEmpty }
+            .map(\.text)
+    }
+
     static let examples: [ChatMessage] = [
         ChatMessage(.user, """
             Rewrite the text below for a colleague, in the tone given after it. Keep every fact; add nothing.

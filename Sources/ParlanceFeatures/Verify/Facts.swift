@@ -154,11 +154,15 @@ public enum Facts {
         var out: [(String, Bool)] = []
         for line in text.split(whereSeparator: \.isNewline) {
             var sentenceStart = true
+            var previous = ""
             for t in WordDiff.tokens(String(line)) {
                 guard t.isWord else {
-                    if t.text.contains(where: { ".!?:;\"“(¿¡".contains($0) }) { sentenceStart = true }
+                    // The full stop of a title ("Dr. Okafor") ends no sentence.
+                    let titleStop = titles.contains(previous) && t.text.trimmingCharacters(in: .whitespaces) == "."
+                    if t.text.contains(where: { ".!?:;\"“(¿¡".contains($0) }), !titleStop { sentenceStart = true }
                     continue
                 }
+                previous = t.text
                 // Contractions ("We're", "Don't") are not names; a possessive ("Ana's") is.
                 let apostrophe = t.text.contains { $0 == "'" || $0 == "\u{2019}" }
                 let possessive = t.text.hasSuffix("'s") || t.text.hasSuffix("\u{2019}s")
@@ -170,6 +174,9 @@ public enum Facts {
         }
         return out
     }
+
+    /// Titles written with a full stop before a name.
+    static let titles: Set<String> = ["Dr", "Mr", "Mrs", "Ms", "Prof", "Sr", "Sra", "Mme", "Mlle", "St"]
 
     static func capitalisedMidSentence(_ text: String) -> Set<String> {
         Set(capitalisedWords(text).filter { !$0.1 }.map { nameKey($0.0) })
