@@ -321,7 +321,7 @@ public enum Answerability {
                                  modelPassed: -0.330, modelSaysNotFound: 0.000, answerSupport: 0.401, relationMissing: -0.658, sentenceCoverage: 1.833)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.49
+    public static let threshold = 0.46
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {

@@ -176,7 +176,7 @@ public enum Facts {
     }
 
     /// Titles written with a full stop before a name.
-    static let titles: Set<String> = ["Dr", "Mr", "Mrs", "Ms", "Prof", "Sr", "Sra", "Mme", "Mlle", "St"]
+    static let titles: Set<String> = ["Dr", "Mr", "Mrs", "Ms", "Prof"]
 
     static func capitalisedMidSentence(_ text: String) -> Set<String> {
         Set(capitalisedWords(text).filter { !$0.1 }.map { nameKey($0.0) })
