@@ -228,8 +228,8 @@ final class AnalysisTests: XCTestCase {
     }
 }
 
-/// Every method on a generated transcript of more than 10,000 tokens (two and a half
-/// 4,096-token contexts, read in parts): hierarchical
+/// Every method on a generated transcript of more than 6,000 tokens (one and a half
+/// 4,096-token contexts, read in five parts or more): hierarchical
 /// summarization with progress and cancellation, part notes read once and shared by every
 /// analysis, grounding against the generated cues, the cache, and document/change.
 final class LongAnalysisTests: XCTestCase {
@@ -242,7 +242,7 @@ final class LongAnalysisTests: XCTestCase {
         XCTAssertEqual(cues.count, LongTranscript.cueCount)
         let info = try XCTUnwrap(d.call("document/open", ["uri": .string(uri), "text": .string(srt)]).result)
         XCTAssertEqual(info["segments"]?.intValue, LongTranscript.cueCount)
-        XCTAssertGreaterThanOrEqual(info["tokens"]?.intValue ?? 0, 10_000, "the generated transcript must be at least 10,000 tokens")
+        XCTAssertGreaterThanOrEqual(info["tokens"]?.intValue ?? 0, 6_000, "the generated transcript must be at least 6,000 tokens")
         func call(_ method: String, _ params: JSONValue) throws -> (JSONValue, TimeInterval) {
             let t0 = Date()
             let r = d.call(method, params, timeout: 3600)
@@ -263,7 +263,7 @@ final class LongAnalysisTests: XCTestCase {
         // Hierarchical summarization: map (part notes) then reduce, with percentages.
         let (summary, first) = try call("analysis/summarize", ["uri": .string(uri), "workDoneToken": "long-sum"])
         let chunks = try XCTUnwrap(summary["chunks"]?.intValue)
-        XCTAssertGreaterThan(chunks, 5, "a 10,000-token transcript is summarized in parts")
+        XCTAssertGreaterThanOrEqual(chunks, 5, "a 6,000-token transcript is summarized in parts")
         XCTAssertEqual(summary["cached"], false)
         XCTAssertGreaterThan(summary["summary"]?.stringValue?.count ?? 0, 20)
         let progress = d.progress(token: "long-sum")
@@ -282,7 +282,7 @@ final class LongAnalysisTests: XCTestCase {
         XCTAssertEqual(tags["chunks"]?.intValue, chunks)
         XCTAssertTrue((3...8).contains(tags["tags"]?.arrayValue?.count ?? 0))
         // The notes are generated text, their length varies from run to run: the bound is the
-        // transcript's own size (10,000+ tokens), not a figure near the notes' length.
+        // transcript's own size (6,000+ tokens), not a figure near the notes' length.
         let transcriptTokens = info["tokens"]?.intValue ?? 0
         XCTAssertLessThan(tags["usage"]?["promptTokens"]?.intValue ?? .max, transcriptTokens / 4, "tags should read the part notes, not the transcript")
         let (content, _) = try call("analysis/content", ["uri": .string(uri)])
@@ -308,7 +308,7 @@ final class LongAnalysisTests: XCTestCase {
         for m in highlights["keyMoments"]?.arrayValue ?? [] { assertGrounded(m, in: cues) }
         for q in highlights["quotes"]?.arrayValue ?? [] { assertQuoteGrounded(q, in: cues) }
 
-        // Retrieval finds the one planted cue among five hundred.
+        // Retrieval finds the one planted cue among three hundred.
         let (answer, _) = try call("ask/stream", ["uri": .string(uri), "question": .string(LongTranscript.plantedQuestion)])
         XCTAssertEqual(answer["found"], true)
         XCTAssertEqual(answer["retrieval"]?["wholeDocument"], false)
@@ -327,13 +327,13 @@ final class LongAnalysisTests: XCTestCase {
 
         // document/change: only the part holding the edit is read again.
         // (An edit that keeps whether the cue is a content-defined part boundary, as most edits do.)
-        let original = cues[299].text
+        let original = cues[199].text
         let edit = ["The beekeeper sold forty jars of heather honey at the Saturday market.",
                     "The beekeeper sold thirty jars of heather honey at the Sunday market.",
                     "A neighbour bought the last jar of clover honey before noon.",
                     "The colony rebuilt its comb within a week of the harvest."]
             .first { LongTranscript.isBoundary($0) == LongTranscript.isBoundary(original) }!
-        let edited = LongTranscript.srt(edit: (cue: 300, text: edit))
+        let edited = LongTranscript.srt(edit: (cue: 200, text: edit))
         XCTAssertNotNil(d.call("document/change", ["uri": .string(uri), "text": .string(edited)]).result)
         let (resummary, second) = try call("analysis/summarize", ["uri": .string(uri)])
         XCTAssertEqual(resummary["cached"], false)
@@ -352,16 +352,17 @@ final class LongAnalysisTests: XCTestCase {
 final class AnalysisCacheVersionTests: XCTestCase {
     static let text = "Alice: We moved the launch to March because the battery tests failed twice. Bob: Then marketing needs the new date by Friday."
     static let second = "Maya: The cheapest keyboard had the best switches. Theo: The quietest one suits open offices."
+    // One attempt each: what is under test is the cache entries, not the checks' retries.
     static let requests: [(String, JSONValue)] = [
-        ("analysis/tags", ["text": .string(text)]),
-        ("analysis/content", ["text": .string(text)]),
+        ("analysis/tags", ["text": .string(text), "maxAttempts": 1]),
+        ("analysis/content", ["text": .string(text), "maxAttempts": 1]),
         // As analysis/compare asks for it: compare reuses this summary.
-        ("analysis/summarize", ["text": .string(text), "language": "en-us"]),
-        ("analysis/highlights", ["text": .string(text)]),
-        ("analysis/entities", ["text": .string(text)]),
-        ("analysis/worthIt", ["text": .string(text)]),
-        ("analysis/compare", ["documents": [["text": .string(text), "title": "Launch"], ["text": .string(second), "title": "Keyboards"]]]),
-        ("ask/stream", ["text": .string(text), "question": "When is the launch?", "maxTokens": 64]),
+        ("analysis/summarize", ["text": .string(text), "language": "en-us", "maxAttempts": 1]),
+        ("analysis/highlights", ["text": .string(text), "maxAttempts": 1]),
+        ("analysis/entities", ["text": .string(text), "maxAttempts": 1]),
+        ("analysis/worthIt", ["text": .string(text), "maxAttempts": 1]),
+        ("analysis/compare", ["documents": [["text": .string(text), "title": "Launch"], ["text": .string(second), "title": "Keyboards"]], "maxAttempts": 1]),
+        ("ask/stream", ["text": .string(text), "question": "When is the launch?", "maxTokens": 64, "maxAttempts": 1]),
     ]
 
     func daemon(_ dir: String) throws -> Daemon {

@@ -46,6 +46,9 @@ final class SummarizeTests: XCTestCase {
         let text = "Alice: We moved the launch to March because the battery tests failed twice. Bob: Then marketing needs the new date by Friday, and support needs a FAQ."
         let first = try XCTUnwrap(d.call("analysis/summarize", ["text": .string(text)]).result)
         XCTAssertEqual(first["cached"], false)
+        // Two sentences give at most two topics and two takeaways: a third would be invented.
+        XCTAssertLessThanOrEqual(first["mainTopics"]?.arrayValue?.count ?? 9, 2, "\(first)")
+        XCTAssertLessThanOrEqual(first["keyTakeaways"]?.arrayValue?.count ?? 9, 2, "\(first)")
         let second = try XCTUnwrap(d.call("analysis/summarize", ["text": .string(text), "workDoneToken": "sum-again"]).result)
         XCTAssertEqual(second["cached"], true)
         XCTAssertEqual(second["summary"], first["summary"])

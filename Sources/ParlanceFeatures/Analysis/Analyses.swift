@@ -9,6 +9,11 @@ extension AnalysisJob {
     /// Names in this job's transcript, for the list checks.
     var names: Set<String> { ListItemRules.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
 
+    /// A list's size for this transcript: `usual`, or fewer when it has fewer sentences.
+    func listSize(_ usual: ClosedRange<Int>) -> ListSize {
+        ListSize(usual, sentences: ListSize.sentences(in: input.transcript.segments))
+    }
+
     /// The transcript, for the checks that items are supported by it.
     var source: SourceSupport { SourceSupport(segments: input.transcript.segments) }
 

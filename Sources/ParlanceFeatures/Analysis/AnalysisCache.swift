@@ -33,7 +33,8 @@ public actor AnalysisCache {
     /// words ("dix-neuf"), durations, compound units and sentence-initial names; refitted.
     /// 16: a name after a title's full stop ("Dr. Okafor") is a name mid-sentence, a fact.
     /// 17: ask's "not found" threshold 0.49 → 0.46 (chosen on cross-validated probabilities).
-    public static let checksVersion = 17
+    /// 18: summaries' and worthIt's lists hold no more items than the transcript has sentences.
+    public static let checksVersion = 18
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -26,21 +26,28 @@ public enum WorthIt {
     }
 
     static let transcriptTokens = 700
-    static let transcriptTask = """
-        Judge whether this is worth watching. Give longSummary (a detailed paragraph), takeaways (3-5 concrete lessons), \
-        gemsOfWisdom (1-3 memorable insights), contentDepthScore (0 = shallow, 1 = deep and substantive) and \
+    /// The transcript's task, with its list sizes (takeaways 3-5, gems 1-3, unless it is shorter).
+    static func transcriptTask(takeaways: ListSize, gems: ListSize) -> String {
+        """
+        Judge whether this is worth watching. Give longSummary (a detailed paragraph), takeaways (\(takeaways.words) concrete lessons), \
+        gemsOfWisdom (\(gems.words) memorable insights), contentDepthScore (0 = shallow, 1 = deep and substantive) and \
         suggestedQuestions (2-4 questions a viewer could ask about it).
         """
+    }
 
     public static func worthIt(_ p: AnalyzeWorthIt.Params, _ ctx: RequestContext) async throws -> AnalyzeWorthIt.Result {
         let comments = (p.comments ?? []).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let hasComments = comments.contains { !$0.isEmpty }
         return try await AnalysisJob.run(AnalyzeWorthIt.self, p, maxTokens: transcriptTokens, ctx: ctx) { job in
-            let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: 3), .init("gemsOfWisdom", .sentence, minItems: 1)],
+            let takeaways = job.listSize(3...5), gems = job.listSize(1...3)
+            let transcriptTask = transcriptTask(takeaways: takeaways, gems: gems)
+            let schema = gems.applied(to: takeaways.applied(to: SchemaDeriver.schema(for: TranscriptDraft.self), at: "takeaways"), at: "gemsOfWisdom")
+            let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: takeaways.minItems),
+                                                  .init("gemsOfWisdom", .sentence, minItems: gems.minItems)],
                                   proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
                                   names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter],
                                   language: job.input.language.language)
-            var out = try await job.verifiedAnalysis(task: transcriptTask, schema: SchemaDeriver.schema(for: TranscriptDraft.self),
+            var out = try await job.verifiedAnalysis(task: transcriptTask, schema: schema,
                                                      maxTokens: transcriptTokens, expectedChars: 1500, check: check,
                                                      whole: 5...(hasComments ? 70 : 99), condensed: 80...(hasComments ? 90 : 99))
             var insights: (value: JSONValue, sentiment: Double)?

@@ -1,0 +1,40 @@
+import ParlanceDocuments
+@testable import ParlanceFeatures
+import ParlanceJSON
+import XCTest
+
+/// A list drawn from a transcript holds no more items than the transcript has sentences.
+final class ListSizeTests: XCTestCase {
+    func testTheUsualRangeNarrowedToTheSentences() {
+        XCTAssertEqual(ListSize(3...5, sentences: 40).range, 3...5)
+        XCTAssertEqual(ListSize(3...5, sentences: 5).range, 3...5)
+        XCTAssertEqual(ListSize(3...5, sentences: 4).range, 3...4)
+        XCTAssertEqual(ListSize(3...5, sentences: 2).range, 2...2)
+        XCTAssertEqual(ListSize(1...3, sentences: 2).range, 1...2)
+        XCTAssertEqual(ListSize(3...5, sentences: 0).range, 1...1)
+        XCTAssertEqual(ListSize(3...5, sentences: 9).words, "3-5")
+        XCTAssertEqual(ListSize(3...5, sentences: 2).words, "2")
+    }
+
+    func testTheSizeGoesIntoTheSchemaAndTheTask() throws {
+        let segments = try TranscriptParser.parse("Maya: the release moves to May. Theo: then docs need an update by Friday.", format: nil).segments
+        XCTAssertEqual(ListSize.sentences(in: segments), 2)
+        let size = ListSize(3...5, sentences: ListSize.sentences(in: segments))
+        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items")
+        XCTAssertEqual(schema["properties"]?["items"]?["minItems"], 2)
+        XCTAssertEqual(schema["properties"]?["items"]?["maxItems"], 2)
+        let task = Summaries.task(topics: size, takeaways: size)
+        XCTAssertTrue(task.contains("mainTopics (2 short topics)"), task)
+        XCTAssertFalse(task.contains("3-5"), task)
+        // A transcript long enough asks for what it always did.
+        XCTAssertTrue(Summaries.task(topics: ListSize(3...5, sentences: 30), takeaways: ListSize(3...5, sentences: 30))
+            .contains("mainTopics (3-5 short topics), keyTakeaways (3-5 concrete takeaways)"))
+    }
+}
+
+private enum SchemaDeriverProbe {
+    static let listSchema: JSONValue = [
+        "type": "object",
+        "properties": ["items": ["type": "array", "items": ["type": "string"], "minItems": 3, "maxItems": 5]],
+    ]
+}
