@@ -150,7 +150,7 @@ final class RemoteEngineTests: XCTestCase {
         XCTAssertFalse(answered["text"]?.stringValue?.isEmpty ?? true, "\(answered)")
 
         // A long transcript is summarized in parts planned for the server's 2,048-token context.
-        let long = LongTranscript.srt(cues: 120)
+        let long = LongTranscript.srt(cues: 80)  // about 1,700 tokens: two parts
         XCTAssertNotNil(d.call("document/open", ["uri": "file:///long.srt", "text": .string(long)]).result)
         let longSum = try XCTUnwrap(d.call("analysis/summarize", ["uri": "file:///long.srt", "model": "r"], timeout: 1800).result)
         XCTAssertGreaterThan(longSum["chunks"]?.intValue ?? 0, 1, "\(longSum["chunks"] ?? .null)")

@@ -64,4 +64,39 @@ final class DistinctTonesTests: XCTestCase {
         XCTAssertEqual(regenerated.count, Set(regenerated).count, "generated again more than once: \(regenerated)")
         XCTAssertEqual(Set(regenerated), ["c.1", "c.2", "c.3"], "every tone misses its markers, each once")
     }
+
+    /// A formal variation that scores no more formal than the casual one fails with it; the
+    /// one whose markers miss is generated again and kept once the order is right.
+    func testAFormalVariationNoMoreFormalThanTheCasualOneIsRegenerated() async throws {
+        let formalish = "Dear residents, please be advised that the lift will be unavailable until Monday. We apologise for the inconvenience."
+        let casualish = "Hey, the lift's down till Monday, so grab the stairs, ok?"
+        XCTAssertLessThan(Compose.overlap(formalish, casualish), Compose.alikeOverlap, "not alike by their words")
+        XCTAssertEqual(Compose.conflict(variation("a", .formal, casualish), variation("b", .casual, formalish), language: "en"), .toneOrder(.casual))
+        XCTAssertNil(Compose.conflict(variation("a", .formal, formalish), variation("b", .casual, casualish), language: "en"))
+        XCTAssertNil(Compose.conflict(variation("a", .formal, casualish), variation("b", .direct, formalish), language: "en"), "only formal and casual have an order")
+
+        // The formal one misses its markers (contractions, slang); the casual one has its own.
+        let casual = "Heads up: the lift is down until Monday, so you'll need the stairs."
+        XCTAssertEqual(ToneCheck.check(casual, tone: .casual, original: original), [])
+        XCTAssertLessThanOrEqual(Formality.score(casualish), Formality.score(casual), "the pair is in the wrong order")
+        var results: [(Int, ComposeVariation, [Token])] = [(0, variation("c.1", .formal, casualish), []), (1, variation("c.2", .casual, casual), [])]
+        var regenerated: [Tone] = []
+        try await Compose.separateTones(&results, original: original) { v, _ in
+            regenerated.append(v.tone)
+            return (self.variation(v.id, v.tone, formalish), [])
+        }
+        XCTAssertEqual(regenerated, [.formal], "the tone that misses its markers")
+        XCTAssertEqual(results[0].1.text, formalish)
+        XCTAssertGreaterThan(Formality.score(results[0].1.text), Formality.score(results[1].1.text))
+        XCTAssertTrue(results[0].1.verification?.issues.contains { $0.message == "scores no more formal than the casual variation: repaired" } ?? false,
+                      "\(String(describing: results[0].1.verification))")
+        XCTAssertEqual(results[1].1.verification?.passed, true)
+
+        // A retry in the wrong order again: both fail, each naming the other.
+        results = [(0, variation("c.1", .formal, casualish), []), (1, variation("c.2", .casual, formalish), [])]
+        try await Compose.separateTones(&results, original: original) { v, _ in (v, []) }
+        XCTAssertEqual(results.map { $0.1.verification?.passed }, [false, false])
+        XCTAssertTrue(results[1].1.verification?.issues.contains { $0.message == "scores no less formal than the formal variation" } ?? false,
+                      "\(String(describing: results[1].1.verification))")
+    }
 }

@@ -30,6 +30,9 @@ extension Finding {
         case toneWording(Tone, [ToneCheck.Change])
         /// A variation that reads nearly word for word like the variation of this other tone.
         case sameAsOtherTone(Tone)
+        /// Of a formal and a casual variation of one composition, the formal one scores no more
+        /// formal than the casual one (each variation names the other's tone).
+        case toneOrder(Tone)
 
         // MARK: Any generated text, while it streams (StreamWatch)
         /// The run of words the output repeats back to back (or a sentence written again).
@@ -106,6 +109,7 @@ extension Finding {
             "the sentence \"\(Finding.clip(sentence, 60))\" says what the selection does not (" + facts.joined(separator: ", ") + ")"
         case .toneWording(let tone, let changes): "\(tone.rawValue): " + changes.map(\.description).joined(separator: ", ")
         case .sameAsOtherTone(let other): "reads nearly word for word like the \(other.rawValue) variation"
+        case .toneOrder(let other): other == .casual ? "scores no more formal than the casual variation" : "scores no less formal than the formal variation"
         case .answerNotLanguage(let text): "the answer is not language: \"\(Finding.clip(text))\""
         case .answerEchoesPrompt(let echo): "the answer repeats the prompt's instructions (\"\(Finding.clip(echo))\")"
         case .answerPlaceholder(let p): "the answer contains a placeholder (\(p))"
