@@ -30,6 +30,8 @@ export PARLANCE_CACHE_DIR="$TMP/cache" PARLANCE_DATA_DIR="$TMP/data"
 export XDG_CONFIG_HOME="$TMP/config"
 export PARLANCE_CONFORMANCE_LOGS="${PARLANCE_CONFORMANCE_LOGS:-$TMP/conformance-logs}"
 
+# Each pytest suite prints its slowest tests: CI time is a budget, and the log says where it goes.
+DURATIONS="--durations=8 --durations-min=5"
 failed=()
 step() {  # step NAME TIMEOUT_SECONDS COMMAND...
   local name=$1 limit=$2; shift 2
@@ -44,20 +46,20 @@ step() {  # step NAME TIMEOUT_SECONDS COMMAND...
 }
 
 # 1. Conformance suite.
-step "conformance suite" 5400 python3 -m pytest "$ROOT/protocol/conformance" -q "$@"
+step "conformance suite" 5400 python3 -m pytest "$ROOT/protocol/conformance" -q $DURATIONS "$@"
 if [ ${#failed[@]} -gt 0 ] && [ -d "$PARLANCE_CONFORMANCE_LOGS" ]; then
   echo "   daemon logs: $PARLANCE_CONFORMANCE_LOGS (kept)"; trap - EXIT
 fi
 
 # 1b. tests/ (pytest): the daemon's lifecycle over pipes, the README's shell examples run as
 #     written, and the other tests kept there. Each test uses its own throwaway directories.
-step "tests/ (pytest)" 1800 python3 -m pytest "$ROOT/tests" -q -p no:cacheprovider --ignore="$ROOT/tests/mcp"
+step "tests/ (pytest)" 1800 python3 -m pytest "$ROOT/tests" -q $DURATIONS -p no:cacheprovider --ignore="$ROOT/tests/mcp"
 
 # 1c. MCP both ways (tests/mcp), in the MCP environment (scripts/setup-mcp.sh: the official
 #     SDK, mcp-server-time, mcp-server-git): `parlance mcp` driven by the SDK's client, and
 #     sessions calling real MCP servers and a stand-in that fails on purpose.
 if MCP_ENV=$("$ROOT/scripts/setup-mcp.sh"); then
-  step "MCP (tests/mcp)" 1800 "$MCP_ENV/bin/python" -m pytest "$ROOT/tests/mcp" -q -p no:cacheprovider --rootdir "$ROOT/tests"
+  step "MCP (tests/mcp)" 1800 "$MCP_ENV/bin/python" -m pytest "$ROOT/tests/mcp" -q $DURATIONS -p no:cacheprovider --rootdir "$ROOT/tests"
 else
   echo "── MCP (tests/mcp): FAILED (scripts/setup-mcp.sh)"; failed+=("MCP setup")
 fi
