@@ -7,7 +7,8 @@ RPATH = -Xlinker -rpath -Xlinker "$$PARLANCE_LLAMA_LIBDIR"
 # One configuration for every build in the checkout: `make test` needs -enable-testing (the
 # tests import internals), and a build without it would compile the whole package again
 # after `make demo`, and once more for the next `make test`. It changes no inference code
-# (llama.cpp is C); the installed binary is built apart (static-build, below).
+# (llama.cpp is C). `make install`, `dist` and `deb` ship this build's binary too: the one
+# `make test` tested, with no second compile.
 SWIFT_BUILD = swift build -c release -Xswiftc -enable-testing $(RPATH)
 # The default model linked beside the build, where the binary's own lookup finds it
 # (<bin>/../share/parlance/models): an editor that starts .build/release/parlance with
@@ -15,7 +16,7 @@ SWIFT_BUILD = swift build -c release -Xswiftc -enable-testing $(RPATH)
 LINK_MODEL = bin=$$(swift build -c release --show-bin-path) && mkdir -p "$$bin/../share/parlance/models" \
 	&& ln -sfn "$$PARLANCE_DEFAULT_MODEL" "$$bin/../share/parlance/models/$$(basename "$$PARLANCE_DEFAULT_MODEL")"
 
-.PHONY: all setup build demo test unit-test bench eval fuzz soak spec clean static-build install uninstall dist deb
+.PHONY: all setup build demo test unit-test bench eval fuzz soak spec clean install-build install uninstall dist deb
 
 all: build
 
@@ -68,27 +69,25 @@ clean:
 
 # ── Installing ───────────────────────────────────────────────────────────────────────────
 # install, dist and deb ship the tree scripts/stage-install.sh stages (DESTDIR/PREFIX):
-# bin/parlance with the Swift runtime linked in, llama.cpp's libraries in lib/parlance (found
-# through $ORIGIN), the default model, man page, completions, editor files and licenses.
-# The installed binary is built in its own scratch path: --static-swift-stdlib changes every
-# compile command (-static-stdlib), and `swift test` relinks .build/release with its own
-# flags, so sharing .build would recompile everything on each switch.
+# bin/parlance, the libraries it links from llama.cpp's build and from the Swift toolchain
+# (runtime, Foundation, Dispatch, ICU) in lib/parlance (found through $ORIGIN), the default
+# model, man page, completions, editor files and licenses. The binary is `make build`'s, the
+# one `make test` runs: a second build with --static-swift-stdlib changed every compile
+# command and recompiled the whole package (5 minutes on 2 cores) for the same program.
 PREFIX ?= /usr/local
 DESTDIR ?=
-STATIC_SCRATCH = .build/static
-STATIC_BUILD = swift build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product parlance $(RPATH)
 # Under sudo the build runs as the invoking user (their set-up cache, no root-owned files
 # in the tree); only the copying runs as root.
 AS_BUILDER = $(if $(and $(SUDO_USER),$(filter-out root,$(SUDO_USER))),sudo -u "$(SUDO_USER)" -H )
 
-static-build:
-	@$(ENV) && scripts/packaging-deps.sh build && $(STATIC_BUILD) \
-	  && printf 'PARLANCE_LLAMA_LIBDIR=%q\nPARLANCE_DEFAULT_MODEL=%q\n' "$$PARLANCE_LLAMA_LIBDIR" "$$PARLANCE_DEFAULT_MODEL" > $(STATIC_SCRATCH)/stage-inputs.sh
+# The build, and the set-up paths stage-install.sh reads when it runs without $(ENV) (as root).
+install-build: build
+	@$(ENV) && printf 'PARLANCE_LLAMA_LIBDIR=%q\nPARLANCE_DEFAULT_MODEL=%q\n' "$$PARLANCE_LLAMA_LIBDIR" "$$PARLANCE_DEFAULT_MODEL" > .build/stage-inputs.sh
 
 # make install [PREFIX=/usr/local] [DESTDIR=]; make uninstall with the same PREFIX/DESTDIR
 # removes exactly what it installed (share/parlance/install-manifest.txt).
 install:
-	@$(AS_BUILDER)$(MAKE) --no-print-directory static-build
+	@$(AS_BUILDER)$(MAKE) --no-print-directory install-build
 	@scripts/stage-install.sh --prefix "$(PREFIX)" --destdir "$(DESTDIR)"
 
 uninstall:
@@ -96,10 +95,10 @@ uninstall:
 
 # .build/dist/parlance-VERSION-linux-ARCH.tar.gz: runs from wherever it is unpacked.
 dist:
-	@$(AS_BUILDER)$(MAKE) --no-print-directory static-build
+	@$(AS_BUILDER)$(MAKE) --no-print-directory install-build
 	@scripts/make-dist.sh
 
 # .build/dist/parlance_VERSION_ARCH.deb (PREFIX /usr, Depends from dpkg-shlibdeps, lintian-clean).
 deb:
-	@$(AS_BUILDER)$(MAKE) --no-print-directory static-build
+	@$(AS_BUILDER)$(MAKE) --no-print-directory install-build
 	@scripts/make-deb.sh

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BIN=.build/static/release/parlance
+BIN=.build/release/parlance
 [ "${1:-}" = --bin ] && BIN=$2
 scripts/packaging-deps.sh deb
 OUT=.build/dist
@@ -48,7 +48,10 @@ install -m 0644 packaging/lintian-overrides "$PKG/usr/share/lintian/overrides/pa
 install -d -m 0755 "$PKG/DEBIAN"
 printf 'Source: parlance\nMaintainer: %s\n\nPackage: parlance\nArchitecture: any\n' "$maintainer" > "$WORK/debian/control"
 mapfile -t elves < <(cd "$WORK" && find debian/parlance/usr/bin debian/parlance/usr/lib/parlance -type f | LC_ALL=C sort)
-depends=$(cd "$WORK" && dpkg-shlibdeps -O -ldebian/parlance/usr/lib/parlance "${elves[@]}" | sed -n 's/^shlibs:Depends=//p')
+# (The Swift runtime's libraries have unversioned SONAMEs, as the toolchain ships them; they
+# are private to the package, so dpkg-shlibdeps' note that it cannot name them is dropped.)
+depends=$(cd "$WORK" && dpkg-shlibdeps -O -ldebian/parlance/usr/lib/parlance "${elves[@]}" \
+            2> >(grep -v "can't extract name and version from library name" >&2) | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "make-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 
 size=$(du -sk --apparent-size --exclude=DEBIAN "$PKG" | cut -f1)

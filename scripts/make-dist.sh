@@ -6,7 +6,7 @@
 #   scripts/make-dist.sh [--bin PATH]     prints the archive's path
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=.build/static/release/parlance
+BIN=.build/release/parlance
 [ "${1:-}" = --bin ] && BIN=$2
 OUT=.build/dist
 version=$("$BIN" --version | awk '{print $2}')

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `make install`, `make dist` and `make deb` need, only what is missing
 # (Debian package names, through scripts/install-packages.sh; sudo when not root):
-#   scripts/packaging-deps.sh build   libcurl's development files: with --static-swift-stdlib
-#                                     the binary links Foundation's networking statically, and
-#                                     that links -lcurl (the dynamic build needs only libcurl.so.4)
 #   scripts/packaging-deps.sh stage   patchelf (the installed copies' rpath)
 #   scripts/packaging-deps.sh deb     dpkg-dev (dpkg-shlibdeps) and lintian
 set -euo pipefail
@@ -11,16 +8,11 @@ cd "$(dirname "$0")/.."
 need=()
 for what in "$@"; do
   case $what in
-    build)
-      # -lcurl resolves through libcurl.so, which only the -dev package ships.
-      if ! { command -v pkg-config >/dev/null && pkg-config --exists libcurl; }; then
-        need+=(libcurl4-openssl-dev)
-      fi ;;
     stage) command -v patchelf >/dev/null || need+=(patchelf) ;;
     deb)
       command -v dpkg-shlibdeps >/dev/null || need+=(dpkg-dev)
       command -v lintian >/dev/null || need+=(lintian) ;;
-    *) echo "packaging-deps: unknown step '$what' (build, stage or deb)" >&2; exit 2 ;;
+    *) echo "packaging-deps: unknown step '$what' (stage or deb)" >&2; exit 2 ;;
   esac
 done
 [ ${#need[@]} -gt 0 ] || exit 0

@@ -3,9 +3,11 @@
 # `make install`, `make dist` (PREFIX /) and `make deb` (PREFIX /usr) ship.
 #   scripts/stage-install.sh [--prefix PREFIX] [--destdir DIR] [--bin PATH]
 #
-#   bin/parlance                          the static-Swift-runtime build, stripped, RUNPATH
+#   bin/parlance                          `make build`'s binary, stripped, RUNPATH
 #                                         $ORIGIN/../lib/parlance (never the build tree or cache)
-#   lib/parlance/lib*.so.N                the llama.cpp/ggml libraries it links, RUNPATH $ORIGIN
+#   lib/parlance/lib*.so*                 the libraries it links from the llama.cpp build and
+#                                         from the Swift toolchain's runtime directory (Swift
+#                                         runtime, Foundation, Dispatch, ICU), RUNPATH $ORIGIN
 #   share/parlance/models/SmolLM2-135M-Instruct.Q4_1.gguf   the default model (found beside the binary)
 #   share/parlance/editors/<editor>/...   editor integrations (their tests left out)
 #   share/parlance/install-manifest.txt   what was installed, for `make uninstall`
@@ -16,13 +18,14 @@
 #                                         the one Debian's zsh reads under /usr/local)
 #   share/doc/parlance/                   README.md, copyright, licenses/
 #
-# Inputs: the binary (default .build/static/release/parlance, made by `make static-build`),
-# $PARLANCE_LLAMA_LIBDIR and $PARLANCE_DEFAULT_MODEL (from the environment, else from the
-# stage-inputs.sh that `make static-build` writes beside its scratch path).
+# Inputs: the binary (default .build/release/parlance, made by `make build`; a build with
+# --static-swift-stdlib works too, and then no Swift library is copied), $PARLANCE_LLAMA_LIBDIR
+# and $PARLANCE_DEFAULT_MODEL (from the environment, else from the .build/stage-inputs.sh that
+# `make install-build` writes).
 # Re-installing over an earlier install removes files the new one no longer has.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PREFIX=/usr/local DESTDIR="" BIN="$ROOT/.build/static/release/parlance"
+PREFIX=/usr/local DESTDIR="" BIN="$ROOT/.build/release/parlance"
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) PREFIX=$2; shift 2 ;;
@@ -36,10 +39,10 @@ die() { echo "stage-install: $*" >&2; exit 1; }
 [ "$(uname -s)" = Linux ] || die "installing is supported on Linux (ELF, patchelf) only; on $(uname -s) run .build/release/parlance in place"
 case $PREFIX in /*) ;; *) die "PREFIX must be an absolute path, got '$PREFIX'" ;; esac
 PREFIX=${PREFIX%/}                       # "/" (the relocatable archive) becomes ""
-[ -x "$BIN" ] || die "no binary at $BIN (run 'make static-build')"
+[ -x "$BIN" ] || die "no binary at $BIN (run 'make build')"
 if [ -z "${PARLANCE_LLAMA_LIBDIR:-}" ] || [ -z "${PARLANCE_DEFAULT_MODEL:-}" ]; then
-  inputs="$ROOT/.build/static/stage-inputs.sh"
-  [ -f "$inputs" ] || die "PARLANCE_LLAMA_LIBDIR/PARLANCE_DEFAULT_MODEL unset and no $inputs (run 'make static-build')"
+  inputs="$ROOT/.build/stage-inputs.sh"
+  [ -f "$inputs" ] || die "PARLANCE_LLAMA_LIBDIR/PARLANCE_DEFAULT_MODEL unset and no $inputs (run 'make install-build')"
   # shellcheck disable=SC1090
   . "$inputs"
 fi
@@ -82,26 +85,33 @@ put() {  # put MODE SRC REL: install SRC as $D/REL
   echo "$3" >> "$TMP/files"
 }
 
-# ── the binary and the libraries it links from the llama.cpp build ─────────────────────────
+# ── the binary and the libraries it links from the llama.cpp build and the Swift toolchain ─
 ldd_out=$(ldd "$BIN") || die "ldd $BIN failed"
 if grep -q 'not found' <<<"$ldd_out"; then die "$BIN has unresolved libraries:"$'\n'"$ldd_out"; fi
-if grep -q 'libswiftCore' <<<"$ldd_out"; then die "$BIN links the Swift runtime dynamically: build it with --static-swift-stdlib ('make static-build')"; fi
-libs=()
+# The toolchain's runtime directory is where the binary's libswiftCore resolves (none when the
+# runtime is linked in statically). Every library ldd resolves there or in LIBDIR is shipped;
+# the rest (libc, libstdc++, libcurl, ...) comes from the system, as the .deb's Depends say.
+SWIFTLIBDIR=""
+core=$(awk '$1 ~ /^libswiftCore\.so/ && $3 ~ /^\// {print $3}' <<<"$ldd_out")
+[ -n "$core" ] && SWIFTLIBDIR=$(cd "$(dirname "$core")" && pwd -P)
+libs=() llama=0
 while read -r name _ path _; do
   if [ -z "$path" ] || [ ! -f "$path" ]; then continue; fi
   real=$(cd "$(dirname "$path")" && pwd -P)
-  [ "$real" = "$LIBDIR" ] && libs+=("$name")
+  if [ "$real" = "$LIBDIR" ]; then libs+=("$path"); llama=$((llama + 1))
+  elif [ -n "$SWIFTLIBDIR" ] && [ "$real" = "$SWIFTLIBDIR" ]; then libs+=("$path"); fi
 done <<<"$ldd_out"
-[ ${#libs[@]} -gt 0 ] || die "$BIN links no library from $LIBDIR (is PARLANCE_LLAMA_LIBDIR the one it was built with?)"
+[ "$llama" -gt 0 ] || die "$BIN links no library from $LIBDIR (is PARLANCE_LLAMA_LIBDIR the one it was built with?)"
 put 0755 "$BIN" bin/parlance
 # strip before patchelf (strip after patchelf can mangle the moved sections); .comment and
 # .note as dh_strip removes them. Swift's reflection metadata is in sections strip keeps.
 strip --remove-section=.comment --remove-section=.note "$D/bin/parlance"
 # shellcheck disable=SC2016  # $ORIGIN is for the dynamic loader, not the shell
 patchelf --set-rpath '$ORIGIN/../lib/parlance' "$D/bin/parlance"
-for lib in "${libs[@]}"; do
+for path in "${libs[@]}"; do
   # One file per SONAME (what the loader looks for), copied through the build's symlinks.
-  put 0644 "$LIBDIR/$lib" "lib/parlance/$lib"
+  lib=$(basename "$path")
+  put 0644 "$path" "lib/parlance/$lib"
   strip --remove-section=.comment --remove-section=.note --strip-unneeded "$D/lib/parlance/$lib"
   # shellcheck disable=SC2016
   patchelf --set-rpath '$ORIGIN' "$D/lib/parlance/$lib"
