@@ -38,7 +38,7 @@ public enum Summarize: DocumentAnalysis {
         public static let schemaHints: [String: SchemaHint] = [
             "summary": SchemaHint(description: "Concise 2-3 sentence summary.", minLength: 20, maxLength: 800),
             "mainTopics": SchemaHint(description: "3-5 main topics (no more than the transcript has sentences).", minItems: 1, maxItems: 5, minLength: 2, maxLength: 80),
-            "keyTakeaways": SchemaHint(description: "3-5 key takeaways (no more than the transcript has sentences).", minItems: 1, maxItems: 5, minLength: 5, maxLength: 200),
+            "keyTakeaways": SchemaHint(description: "3-5 key takeaways; a transcript of fewer than five sentences gets its own sentences, as written.", minItems: 1, maxItems: 5, minLength: 5, maxLength: 200),
             "targetAudience": SchemaHint(description: "Who this is for.", minLength: 3, maxLength: 120),
         ]
         public static let metaHints: [String: SchemaHint] = [

@@ -87,6 +87,7 @@ public enum AnalyzeWorthIt: DocumentAnalysis {
         public static let schemaHints: [String: SchemaHint] = [
             "score": SchemaHint(description: "0-100; see scoreBreakdown.", minimum: 0, maximum: 100),
             "contentDepthScore": SchemaHint(description: "0 = shallow, 1 = deep.", minimum: 0, maximum: 1),
+            "takeaways": SchemaHint(description: "3-5 concrete lessons; a transcript of fewer than five sentences gets its own sentences, as written."),
             "suggestedQuestions": SchemaHint(description: "2-4 questions to ask (ask/stream).", minItems: 2, maxItems: 4),
             "suggestedQuestionsSource": SchemaHint(description: "fallback: the model gave fewer than 2, so language-aware templates filled in."),
             "commentInsights": SchemaHint(description: "Absent when no comments were given."),

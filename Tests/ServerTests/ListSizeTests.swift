@@ -1,6 +1,7 @@
 import ParlanceDocuments
 @testable import ParlanceFeatures
 import ParlanceJSON
+import ParlanceSchema
 import XCTest
 
 /// A list drawn from a transcript holds no more items than the transcript has sentences.
@@ -29,6 +30,30 @@ final class ListSizeTests: XCTestCase {
         // A transcript long enough asks for what it always did.
         XCTAssertTrue(Summaries.task(topics: ListSize(3...5, sentences: 30), takeaways: ListSize(3...5, sentences: 30))
             .contains("mainTopics (3-5 short topics), keyTakeaways (3-5 concrete takeaways)"))
+    }
+
+    /// A transcript shorter than the list's usual size: the list is its own sentences, a
+    /// `const` the grammar writes as it stands (GrammarBuilder's `const`), and no other list validates.
+    func testAShortTranscriptsListIsItsOwnSentences() throws {
+        let segments = try TranscriptParser.parse("the release moves to May. Docs need an update by Friday.", format: nil).segments
+        let size = ListSize(3...5, sentences: ListSize.sentences(in: segments))
+        XCTAssertTrue(size.narrowed)
+        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: segments, length: 5...200)
+        // The sentences as they stand, the first letter capitalised.
+        let list: JSONValue = ["The release moves to May.", "Docs need an update by Friday."]
+        XCTAssertEqual(schema["properties"]?["items"]?["const"], list)
+        XCTAssertEqual(SchemaValidator.validate(["items": list], against: schema), [])
+        XCTAssertFalse(SchemaValidator.validate(["items": ["The release moves to May.", "Thetos are for a 3-day trial period."]], against: schema).isEmpty)
+        // Fewer usable sentences than the list's minimum, or a transcript long enough: sized only.
+        // ("ok." is shorter than the item's minLength.)
+        let one = try TranscriptParser.parse("the release moves to May. ok.", format: nil).segments
+        let sized = ListSize(3...5, sentences: ListSize.sentences(in: one)).applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: one, length: 5...200)
+        XCTAssertNil(sized["properties"]?["items"]?["const"])
+        XCTAssertEqual(sized["properties"]?["items"]?["minItems"], 2)
+        let long = try TranscriptParser.parse(String(repeating: "The team ships the release on time. ", count: 6), format: nil).segments
+        let kept = ListSize(3...5, sentences: ListSize.sentences(in: long))
+        XCTAssertFalse(kept.narrowed)
+        XCTAssertNil(kept.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: long, length: 5...200)["properties"]?["items"]?["const"])
     }
 }
 

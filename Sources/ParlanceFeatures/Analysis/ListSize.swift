@@ -1,3 +1,4 @@
+import Foundation
 import ParlanceDocuments
 import ParlanceJSON
 
@@ -9,10 +10,13 @@ import ParlanceJSON
 /// the three agree. A transcript of at least `range.upperBound` sentences keeps the range.
 struct ListSize: Equatable, Sendable {
     var range: ClosedRange<Int>
+    /// The transcript has fewer sentences than the usual range allows items.
+    var narrowed: Bool
 
     init(_ usual: ClosedRange<Int>, sentences: Int) {
         let upper = max(1, min(usual.upperBound, sentences))
         range = min(usual.lowerBound, upper)...upper
+        narrowed = sentences < usual.upperBound
     }
 
     /// The sentences of the transcript's segments.
@@ -29,5 +33,31 @@ struct ListSize: Equatable, Sendable {
     func applied(to schema: JSONValue, at key: String) -> JSONValue {
         let s = Grounding.set(schema, at: [key], "minItems", .int(range.lowerBound))
         return Grounding.set(s, at: [key], "maxItems", .int(range.upperBound))
+    }
+
+    /// `applied(to:at:)`, and when the transcript is this short (`narrowed`), the list is its
+    /// own sentences (`sentenceChoices`), a `const` the grammar writes as it stands. A note of
+    /// two sentences has nothing to take away but what it says: asked for takeaways in its own
+    /// words, the model wrote one with an invented name and trial ("Thetos are for a 3-day
+    /// trial period"), three attempts of three; given the sentences to choose from, it chose
+    /// one twice.
+    func applied(to schema: JSONValue, at key: String, sentencesOf segments: [Segment], length: ClosedRange<Int>) -> JSONValue {
+        let sized = applied(to: schema, at: key)
+        guard narrowed else { return sized }
+        let choices = Self.sentenceChoices(segments, length: length).prefix(range.upperBound)
+        guard choices.count >= range.lowerBound else { return sized }
+        return Grounding.set(sized, at: [key], "const", .array(choices.map(JSONValue.string)))
+    }
+
+    /// The segments' sentences as list items: trimmed, the first letter capitalised, each once,
+    /// those whose length is in `length` (the item's schema bounds).
+    static func sentenceChoices(_ segments: [Segment], length: ClosedRange<Int>) -> [String] {
+        var seen = Set<String>()
+        return segments.flatMap { Sentences.split($0.text) }.compactMap { raw in
+            let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let first = t.first, length.contains(t.count) else { return nil }
+            let item = first.uppercased() + t.dropFirst()
+            return seen.insert(item).inserted ? item : nil
+        }
     }
 }

@@ -41,7 +41,8 @@ public enum WorthIt {
         return try await AnalysisJob.run(AnalyzeWorthIt.self, p, maxTokens: transcriptTokens, ctx: ctx) { job in
             let takeaways = job.listSize(3...5), gems = job.listSize(1...3)
             let transcriptTask = transcriptTask(takeaways: takeaways, gems: gems)
-            let schema = gems.applied(to: takeaways.applied(to: SchemaDeriver.schema(for: TranscriptDraft.self), at: "takeaways"), at: "gemsOfWisdom")
+            let schema = gems.applied(to: takeaways.applied(to: SchemaDeriver.schema(for: TranscriptDraft.self), at: "takeaways",
+                                                            sentencesOf: job.input.transcript.segments, length: 5...150), at: "gemsOfWisdom")
             let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: takeaways.minItems),
                                                   .init("gemsOfWisdom", .sentence, minItems: gems.minItems)],
                                   proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
