@@ -37,7 +37,7 @@ public enum Summarize: DocumentAnalysis {
         public static let generatedFields = ["summary", "mainTopics", "keyTakeaways", "targetAudience", "engagementLevel"]
         public static let schemaHints: [String: SchemaHint] = [
             "summary": SchemaHint(description: "Concise 2-3 sentence summary.", minLength: 20, maxLength: 800),
-            "mainTopics": SchemaHint(description: "3-5 main topics (no more than the transcript has sentences).", minItems: 1, maxItems: 5, minLength: 2, maxLength: 80),
+            "mainTopics": SchemaHint(description: "3-5 main topics (no more than the transcript has sentences; phrases of its own when it has fewer than five).", minItems: 1, maxItems: 5, minLength: 2, maxLength: 80),
             "keyTakeaways": SchemaHint(description: "3-5 key takeaways; a transcript of fewer than five sentences gets its own sentences, as written.", minItems: 1, maxItems: 5, minLength: 5, maxLength: 200),
             "targetAudience": SchemaHint(description: "Who this is for.", minLength: 3, maxLength: 120),
         ]

@@ -55,6 +55,22 @@ final class ListSizeTests: XCTestCase {
         XCTAssertFalse(kept.narrowed)
         XCTAssertNil(kept.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: long, length: 5...200)["properties"]?["items"]?["const"])
     }
+
+    /// A short transcript's topics are its own phrases: runs of two to five words inside one
+    /// clause, neither starting nor ending with a stopword, offered as an `enum`.
+    func testAShortTranscriptsTopicsAreItsOwnPhrases() throws {
+        let segments = try TranscriptParser.parse("Maya: the release moves to May. Theo: then docs need an update by Friday.", format: nil).segments
+        let phrases = ListSize.phraseChoices(segments, length: 2...80)
+        for p in ["Release moves", "Release moves to May", "Docs need an update", "Update by Friday"] { XCTAssertTrue(phrases.contains(p), "\(p) in \(phrases)") }
+        // Not across the speaker label's colon, not ending with a stopword, not six words.
+        for p in ["Theo then docs", "Docs need an", "Docs need an update by Friday"] { XCTAssertFalse(phrases.contains(p), p) }
+        XCTAssertFalse(phrases.contains { $0.contains("Theo") && $0.contains("docs") }, "\(phrases)")
+        let size = ListSize(3...5, sentences: ListSize.sentences(in: segments))
+        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items", phrasesOf: segments, length: 2...80)
+        XCTAssertEqual(schema["properties"]?["items"]?["items"]?["enum"], .array(phrases.map(JSONValue.string)))
+        XCTAssertEqual(SchemaValidator.validate(["items": ["Release moves to May", "Docs need an update"]], against: schema), [])
+        XCTAssertFalse(SchemaValidator.validate(["items": ["Release moves to May", "Thetos will be available on Monday"]], against: schema).isEmpty)
+    }
 }
 
 private enum SchemaDeriverProbe {

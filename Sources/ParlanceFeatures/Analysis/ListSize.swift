@@ -49,6 +49,48 @@ struct ListSize: Equatable, Sendable {
         return Grounding.set(sized, at: [key], "const", .array(choices.map(JSONValue.string)))
     }
 
+    /// `applied(to:at:)`, and when the transcript is this short (`narrowed`), each item one of
+    /// its own phrases (`phraseChoices`), by an `enum` the grammar holds the model to: the
+    /// topics of a two-sentence note are in its words, not "Thetos will be available on Monday
+    /// at 10am UK time", which the model wrote as its topic three attempts of three.
+    func applied(to schema: JSONValue, at key: String, phrasesOf segments: [Segment], length: ClosedRange<Int>) -> JSONValue {
+        let sized = applied(to: schema, at: key)
+        guard narrowed else { return sized }
+        let choices = Self.phraseChoices(segments, length: length)
+        guard choices.count >= range.lowerBound, choices.count <= Self.maxChoices else { return sized }
+        return Grounding.set(sized, at: [key, "[]"], "enum", .array(choices.map(JSONValue.string)))
+    }
+
+    /// Past this many phrases the list is left to the model (an `enum` that long is a grammar
+    /// the sampler checks every candidate token against).
+    static let maxChoices = 400
+
+    /// The phrases of the segments' sentences: runs of two to five words inside one clause
+    /// (commas, semicolons and colons end a clause, so a speaker label is never in one), that
+    /// neither start nor end with a stopword (a capitalised word inside a sentence is a name:
+    /// "May"), as written but for a capital first letter; each once, those whose length is in
+    /// `length`.
+    static func phraseChoices(_ segments: [Segment], length: ClosedRange<Int>, words: ClosedRange<Int> = 2...5) -> [String] {
+        var seen = Set<String>(), out: [String] = []
+        let clauses = segments.flatMap { Sentences.split($0.text) }.flatMap { sentence in
+            sentence.split(whereSeparator: { ",;:".contains($0) }).enumerated().map { (first: $0.offset == 0, text: $0.element) }
+        }
+        for clause in clauses {
+            let ws = clause.text.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters.union(.symbols)) }.filter { !$0.isEmpty }
+            let stop = ws.indices.map { i in
+                Lexicon.stopwords.contains(ws[i].lowercased()) && (ws[i].first?.isLowercase == true || clause.first && i == 0)
+            }
+            for i in ws.indices where !stop[i] {
+                for n in words where i + n <= ws.count && !stop[i + n - 1] {
+                    let run = ws[i..<(i + n)].joined(separator: " ")
+                    let item = run.prefix(1).uppercased() + run.dropFirst()
+                    if length.contains(item.count), seen.insert(item.lowercased()).inserted { out.append(item) }
+                }
+            }
+        }
+        return out
+    }
+
     /// The segments' sentences as list items: trimmed, the first letter capitalised, each once,
     /// those whose length is in `length` (the item's schema bounds).
     static func sentenceChoices(_ segments: [Segment], length: ClosedRange<Int>) -> [String] {
