@@ -31,6 +31,10 @@ public enum SchemaBudget {
 
     static func scaled(_ schema: JSONValue, _ f: Double) -> JSONValue {
         guard case .object(var o) = schema else { return schema }
+        // A literal is written as it stands: none of its bounds, nor its items' or properties'
+        // bounds, is scaled (a shorter `maxLength` on a `const` list's items would leave no
+        // value that satisfies the schema).
+        guard o["enum"] == nil, o["const"] == nil else { return schema }
         if case .object(var props)? = o["properties"] {
             for (k, v) in props { props[k] = scaled(v, f) }
             o["properties"] = .object(props)
@@ -41,7 +45,6 @@ public enum SchemaBudget {
         for key in ["items", "additionalProperties"] {
             if let v = o[key], case .object = v { o[key] = scaled(v, f) }
         }
-        guard o["enum"] == nil, o["const"] == nil else { return .object(o) }
         let types = typeNames(o)
         if types.contains("string") {
             let min = SchemaSupport.count(o["minLength"]) ?? 0

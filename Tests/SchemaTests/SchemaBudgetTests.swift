@@ -77,4 +77,20 @@ final class SchemaBudgetTests: XCTestCase {
         XCTAssertEqual(fitted["maxItems"], 2)
         XCTAssertEqual(fitted["items"]?["maxLength"], 4)
     }
+
+    /// A literal (`const`, `enum`) is left whole, its items' bounds included: a `const` list of
+    /// two 40-character sentences under items of maxLength 200, fitted to a small budget, kept
+    /// maxLength 200 (before, 16: no value satisfied the schema, and the grammar refused it).
+    /// The prose beside it still shrinks.
+    func testFittingLeavesALiteralAndItsItemsWhole() {
+        let list = #"["The launch moves to March, not to May.","Then marketing needs the date by Friday."]"#
+        let schema = json(#"{"type":"object","properties":{"summary":{"type":"string","maxLength":800},"#
+            + #""takeaways":{"type":"array","items":{"type":"string","minLength":5,"maxLength":200},"minItems":2,"maxItems":2,"const":"# + list + "}},"
+            + #""required":["summary","takeaways"]}"#)
+        let fitted = SchemaBudget.fitting(schema, chars: 240)
+        XCTAssertEqual(fitted["properties"]?["takeaways"], schema["properties"]?["takeaways"])
+        XCTAssertLessThan(fitted["properties"]?["summary"]?["maxLength"]?.intValue ?? 800, 800)
+        XCTAssertEqual(SchemaValidator.validate(["summary": "Short.", "takeaways": json(list)], against: fitted), [])
+        XCTAssertNoThrow(try GrammarBuilder.gbnf(for: fitted))
+    }
 }
