@@ -38,35 +38,35 @@ final class ListSizeTests: XCTestCase {
         let segments = try TranscriptParser.parse("the release moves to May. Docs need an update by Friday.", format: nil).segments
         let size = ListSize(3...5, sentences: ListSize.sentences(in: segments))
         XCTAssertTrue(size.narrowed)
-        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: segments, length: 5...200)
+        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: segments)
         // The sentences as they stand, the first letter capitalised.
         let list: JSONValue = ["The release moves to May.", "Docs need an update by Friday."]
         XCTAssertEqual(schema["properties"]?["items"]?["const"], list)
         XCTAssertEqual(SchemaValidator.validate(["items": list], against: schema), [])
         XCTAssertFalse(SchemaValidator.validate(["items": ["The release moves to May.", "Thetos are for a 3-day trial period."]], against: schema).isEmpty)
         // Fewer usable sentences than the list's minimum, or a transcript long enough: sized only.
-        // ("ok." is shorter than the item's minLength.)
+        // ("ok." is shorter than the item's minLength, read from the schema.)
         let one = try TranscriptParser.parse("the release moves to May. ok.", format: nil).segments
-        let sized = ListSize(3...5, sentences: ListSize.sentences(in: one)).applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: one, length: 5...200)
+        let sized = ListSize(3...5, sentences: ListSize.sentences(in: one)).applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: one)
         XCTAssertNil(sized["properties"]?["items"]?["const"])
         XCTAssertEqual(sized["properties"]?["items"]?["minItems"], 2)
         let long = try TranscriptParser.parse(String(repeating: "The team ships the release on time. ", count: 6), format: nil).segments
         let kept = ListSize(3...5, sentences: ListSize.sentences(in: long))
         XCTAssertFalse(kept.narrowed)
-        XCTAssertNil(kept.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: long, length: 5...200)["properties"]?["items"]?["const"])
+        XCTAssertNil(kept.applied(to: SchemaDeriverProbe.listSchema, at: "items", sentencesOf: long)["properties"]?["items"]?["const"])
     }
 
     /// A short transcript's topics are its own phrases: runs of two to five words inside one
     /// clause, neither starting nor ending with a stopword, offered as an `enum`.
     func testAShortTranscriptsTopicsAreItsOwnPhrases() throws {
         let segments = try TranscriptParser.parse("Maya: the release moves to May. Theo: then docs need an update by Friday.", format: nil).segments
-        let phrases = ListSize.phraseChoices(segments, length: 2...80)
+        let phrases = ListSize.phraseChoices(segments, length: ListSize.itemLength(SchemaDeriverProbe.listSchema, at: "items"))
         for p in ["Release moves", "Release moves to May", "Docs need an update", "Update by Friday"] { XCTAssertTrue(phrases.contains(p), "\(p) in \(phrases)") }
         // Not across the speaker label's colon, not ending with a stopword, not six words.
         for p in ["Theo then docs", "Docs need an", "Docs need an update by Friday"] { XCTAssertFalse(phrases.contains(p), p) }
         XCTAssertFalse(phrases.contains { $0.contains("Theo") && $0.contains("docs") }, "\(phrases)")
         let size = ListSize(3...5, sentences: ListSize.sentences(in: segments))
-        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items", phrasesOf: segments, length: 2...80)
+        let schema = size.applied(to: SchemaDeriverProbe.listSchema, at: "items", phrasesOf: segments)
         XCTAssertEqual(schema["properties"]?["items"]?["items"]?["enum"], .array(phrases.map(JSONValue.string)))
         XCTAssertEqual(SchemaValidator.validate(["items": ["Release moves to May", "Docs need an update"]], against: schema), [])
         XCTAssertFalse(SchemaValidator.validate(["items": ["Release moves to May", "Thetos will be available on Monday"]], against: schema).isEmpty)
@@ -76,6 +76,6 @@ final class ListSizeTests: XCTestCase {
 private enum SchemaDeriverProbe {
     static let listSchema: JSONValue = [
         "type": "object",
-        "properties": ["items": ["type": "array", "items": ["type": "string"], "minItems": 3, "maxItems": 5]],
+        "properties": ["items": ["type": "array", "items": ["type": "string", "minLength": 5, "maxLength": 200], "minItems": 3, "maxItems": 5]],
     ]
 }

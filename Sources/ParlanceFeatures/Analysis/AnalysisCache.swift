@@ -34,6 +34,7 @@ public actor AnalysisCache {
     /// 16: a name after a title's full stop ("Dr. Okafor") is a name mid-sentence, a fact.
     /// 17: ask's "not found" threshold 0.49 → 0.46 (chosen on cross-validated probabilities).
     /// 18: summaries' and worthIt's lists hold no more items than the transcript has sentences.
+    /// 19: a transcript shorter than a list's usual size: its sentences as takeaways, its phrases as topics.
     public static let checksVersion = 19
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the

@@ -41,10 +41,10 @@ struct ListSize: Equatable, Sendable {
     /// words, the model wrote one with an invented name and trial ("Thetos are for a 3-day
     /// trial period"), three attempts of three; given the sentences to choose from, it chose
     /// one twice.
-    func applied(to schema: JSONValue, at key: String, sentencesOf segments: [Segment], length: ClosedRange<Int>) -> JSONValue {
+    func applied(to schema: JSONValue, at key: String, sentencesOf segments: [Segment]) -> JSONValue {
         let sized = applied(to: schema, at: key)
         guard narrowed else { return sized }
-        let choices = Self.sentenceChoices(segments, length: length).prefix(range.upperBound)
+        let choices = Self.sentenceChoices(segments, length: Self.itemLength(schema, at: key)).prefix(range.upperBound)
         guard choices.count >= range.lowerBound else { return sized }
         return Grounding.set(sized, at: [key], "const", .array(choices.map(JSONValue.string)))
     }
@@ -53,12 +53,19 @@ struct ListSize: Equatable, Sendable {
     /// its own phrases (`phraseChoices`), by an `enum` the grammar holds the model to: the
     /// topics of a two-sentence note are in its words, not "Thetos will be available on Monday
     /// at 10am UK time", which the model wrote as its topic three attempts of three.
-    func applied(to schema: JSONValue, at key: String, phrasesOf segments: [Segment], length: ClosedRange<Int>) -> JSONValue {
+    func applied(to schema: JSONValue, at key: String, phrasesOf segments: [Segment]) -> JSONValue {
         let sized = applied(to: schema, at: key)
         guard narrowed else { return sized }
-        let choices = Self.phraseChoices(segments, length: length)
+        let choices = Self.phraseChoices(segments, length: Self.itemLength(schema, at: key))
         guard choices.count >= range.lowerBound, choices.count <= Self.maxChoices else { return sized }
         return Grounding.set(sized, at: [key, "[]"], "enum", .array(choices.map(JSONValue.string)))
+    }
+
+    /// The bounds of a string item of the list at `key` (its schema's minLength, maxLength).
+    static func itemLength(_ schema: JSONValue, at key: String) -> ClosedRange<Int> {
+        let items = schema["properties"]?[key]?["items"]
+        let lo = items?["minLength"]?.intValue ?? 1
+        return lo...max(lo, items?["maxLength"]?.intValue ?? .max)
     }
 
     /// Past this many phrases the list is left to the model (an `enum` that long is a grammar

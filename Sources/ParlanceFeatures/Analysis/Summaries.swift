@@ -24,8 +24,8 @@ public enum Summaries {
             let topics = job.listSize(3...5), takeaways = job.listSize(3...5)
             let task = task(topics: topics, takeaways: takeaways)
             let schema = takeaways.applied(to: topics.applied(to: Summarize.Result.generationSchema, at: "mainTopics",
-                                                              phrasesOf: job.input.transcript.segments, length: 2...80), at: "keyTakeaways",
-                                           sentencesOf: job.input.transcript.segments, length: 5...200)
+                                                              phrasesOf: job.input.transcript.segments), at: "keyTakeaways",
+                                           sentencesOf: job.input.transcript.segments)
             let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: topics.minItems),
                                                   .init("keyTakeaways", .sentence, minItems: takeaways.minItems)],
                                   audienceKey: "targetAudience", proseKeys: ["summary"], labels: Summarize.Result.generatedFields, names: job.names,

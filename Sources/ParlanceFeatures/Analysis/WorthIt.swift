@@ -42,7 +42,7 @@ public enum WorthIt {
             let takeaways = job.listSize(3...5), gems = job.listSize(1...3)
             let transcriptTask = transcriptTask(takeaways: takeaways, gems: gems)
             let schema = gems.applied(to: takeaways.applied(to: SchemaDeriver.schema(for: TranscriptDraft.self), at: "takeaways",
-                                                            sentencesOf: job.input.transcript.segments, length: 5...150), at: "gemsOfWisdom")
+                                                            sentencesOf: job.input.transcript.segments), at: "gemsOfWisdom")
             let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: takeaways.minItems),
                                                   .init("gemsOfWisdom", .sentence, minItems: gems.minItems)],
                                   proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
