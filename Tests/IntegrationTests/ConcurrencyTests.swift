@@ -6,8 +6,9 @@ import XCTest
 /// Many long requests at once: every one answered, none with a false context overflow, a
 /// shared document evaluated once, no decode that finds the KV cache full, no crash. One
 /// daemon for the class, logging to a file the tests read. Questions are answered in at most
-/// 64 tokens: what is under test is the prompts (their sharing, their KV cells), not the
-/// answers' length.
+/// 64 tokens and one attempt: what is under test is the prompts (their sharing, their KV
+/// cells), not the answers' length or their checks. The fourteen-request mix keeps its
+/// defaults: it is the load that once crashed the engine.
 final class ConcurrencyTests: XCTestCase {
     nonisolated(unsafe) static var shared: DaemonProcess!
     static let log = NSTemporaryDirectory() + "parlance-concurrency-\(UUID().uuidString).log"
@@ -67,7 +68,7 @@ final class ConcurrencyTests: XCTestCase {
     func testEightQuestionsOnOneLongDocumentShareItsEvaluation() throws {
         let uri = "file:///eight.srt"
         let docTokens = try open(uri)
-        let rs = try together(ConcurrencyTests.questions.prefix(8).map { ("ask/stream", ["uri": .string(uri), "question": .string($0), "maxTokens": 64]) })
+        let rs = try together(ConcurrencyTests.questions.prefix(8).map { ("ask/stream", ["uri": .string(uri), "question": .string($0), "maxTokens": 64, "maxAttempts": 1]) })
         assertAllAnswered(rs)
         // The document is evaluated once: every other question copies it.
         let evaluatedWhole = rs.filter { r in
@@ -81,7 +82,7 @@ final class ConcurrencyTests: XCTestCase {
     func testSixteenQuestionsOnOneLongDocument() throws {
         let uri = "file:///sixteen.srt"
         _ = try open(uri)
-        let rs = try together(ConcurrencyTests.questions.prefix(16).map { ("ask/stream", ["uri": .string(uri), "question": .string("\($0) Briefly."), "maxTokens": 64]) })
+        let rs = try together(ConcurrencyTests.questions.prefix(16).map { ("ask/stream", ["uri": .string(uri), "question": .string("\($0) Briefly."), "maxTokens": 64, "maxAttempts": 1]) })
         assertAllAnswered(rs)
         try assertEngineIdleAndLogClean()
     }
@@ -90,7 +91,7 @@ final class ConcurrencyTests: XCTestCase {
         let uris = (0..<4).map { "file:///doc-\($0).srt" }
         for (i, u) in uris.enumerated() { _ = try open(u, seed: i * 3) }
         let rs = try together((0..<16).map { k in
-            ("ask/stream", ["uri": .string(uris[k % 4]), "question": .string(ConcurrencyTests.questions[k]), "maxTokens": 64])
+            ("ask/stream", ["uri": .string(uris[k % 4]), "question": .string(ConcurrencyTests.questions[k]), "maxTokens": 64, "maxAttempts": 1])
         })
         assertAllAnswered(rs)
         try assertEngineIdleAndLogClean()

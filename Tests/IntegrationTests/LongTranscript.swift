@@ -2,7 +2,7 @@ import Foundation
 import ParlanceJSON
 import XCTest
 
-/// A deterministic long transcript (SRT, over 6,000 tokens at 300 cues) built from varied
+/// A deterministic long transcript (SRT, over 3,000 tokens at 150 cues) built from varied
 /// sentences on ten topics, two speakers, four-second cues, and one planted fact whose cue
 /// a question must retrieve. Generated in the test; nothing large is committed.
 enum LongTranscript {
@@ -60,8 +60,8 @@ enum LongTranscript {
     /// The planted fact and a question only it answers.
     static let plantedFact = "The lighthouse keeper Ingrid Solberg counted exactly 412 storms on Vardo island."
     static let plantedQuestion = "How many storms did the lighthouse keeper Ingrid Solberg count on Vardo island?"
-    static let cueCount = 300
-    static let plantedCue = 277
+    static let cueCount = 150
+    static let plantedCue = 137
 
     /// A small linear congruential generator: the same text on every run and platform.
     struct LCG {

@@ -191,7 +191,7 @@ final class PoolTests: XCTestCase {
         let topics = [("the harbour renovation", "cranes", "Marta"), ("the school library", "books", "Jonas"),
                       ("the bakery expansion", "ovens", "Priya"), ("the cycling club", "bicycles", "Tomas")]
         return topics.map { topic, thing, person in
-            (["Copy \(copy). Notes on \(topic)."] + (1...18).map { i in
+            (["Copy \(copy). Notes on \(topic)."] + (1...10).map { i in
                 "Point \(i): \(person) reported that the \(thing) for \(topic) cost \(i * 130) euros in week \(i), and the next review is on day \(i + 3)."
             }).joined(separator: "\n")
         }
