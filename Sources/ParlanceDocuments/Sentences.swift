@@ -6,6 +6,16 @@ public enum Sentences {
         "sept", "oct", "nov", "dec", "gen", "gov", "sen", "rep", "capt", "lt", "col", "sgt", "u.s", "u.k",
     ]
 
+    /// `sentence` without a speaker label at its start ("Bob: Then marketing needs the date."
+    /// → "Then marketing needs the date."): the turn a plain-text line holds after another
+    /// speaker's, which the parser splits at line starts only. The label is what the parser
+    /// reads as one (one to four capitalised words, not "Note:").
+    public static func withoutSpeakerLabel(_ sentence: String) -> String {
+        let trimmed = sentence.drop { $0 == " " }
+        guard let (_, rest) = CueText.speakerLabel(Array(trimmed.utf8)[...]), !rest.isEmpty else { return sentence }
+        return String(decoding: rest, as: UTF8.self)
+    }
+
     /// Splits text into sentences that tile it exactly: joining the pieces with "" gives the
     /// text back, and each piece keeps the whitespace that follows it. Breaks after `.`, `!`,
     /// `?` or `…` (plus closing quotes/brackets) followed by whitespace, except after common

@@ -53,6 +53,11 @@ final class SummarizeTests: XCTestCase {
         let takeaways = first["keyTakeaways"]?.arrayValue?.compactMap(\.stringValue) ?? []
         XCTAssertEqual(takeaways.count, 2, "\(first)")
         for t in takeaways { XCTAssertTrue(text.contains(t), "\(t) is not a sentence of the text") }
+        // The text has no number, so neither has what the model wrote (NumberGuard): it wrote
+        // "the new launch date is March 15th" for "an audience of 10 people", and passed.
+        for key in ["summary", "targetAudience"] {
+            XCTAssertFalse(first[key]?.stringValue?.contains { $0.isNumber } ?? true, "\(key): \(first[key] ?? .null)")
+        }
         let second = try XCTUnwrap(d.call("analysis/summarize", ["text": .string(text), "workDoneToken": "sum-again"]).result)
         XCTAssertEqual(second["cached"], true)
         XCTAssertEqual(second["summary"], first["summary"])

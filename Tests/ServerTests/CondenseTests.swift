@@ -1,5 +1,6 @@
 import ParlanceDocuments
 import ParlanceJSON
+import ParlanceProtocol
 import ParlanceSchema
 import XCTest
 @testable import ParlanceFeatures
@@ -23,5 +24,21 @@ final class CondenseTests: XCTestCase {
         var outside = notes.objectValue ?? [:]
         outside["quote"] = [["segmentId": 61]]
         XCTAssertFalse(SchemaValidator.validate(.object(outside), against: fitted).isEmpty, "a quote outside the part is refused")
+    }
+
+    /// The analyses whose results hold numbers only inside their text are held to the
+    /// transcript's numbers while they generate (`NumberGuard`); one with a number field (a
+    /// segment id, a score) is not, as no guard on digits could tell a field from a sentence.
+    func testOnlyAnalysesWithoutNumberFieldsAreHeldToTheTranscriptsNumbers() {
+        XCTAssertFalse(AnalysisJob.hasNumberField(Summarize.Result.generationSchema))
+        XCTAssertFalse(AnalysisJob.hasNumberField(AnalyzeTags.Result.generationSchema))
+        XCTAssertFalse(AnalysisJob.hasNumberField(AnalyzeContent.Result.generationSchema))
+        XCTAssertTrue(AnalysisJob.hasNumberField(Condense.notesSchema([Segment(id: 1, text: "A line.")])), "the notes cite segment ids")
+        XCTAssertTrue(AnalysisJob.hasNumberField(["type": "object", "properties": ["score": ["type": ["number", "null"]]]]))
+        // Where a number was refused after the space before it, the text keeps one space.
+        XCTAssertEqual(AnalysisVerifier.spaced("The new date is March  in order to ship by Friday ."), "The new date is March in order to ship by Friday.")
+        XCTAssertEqual(AnalysisVerifier.spaced("Pourquoi ? Parce que."), "Pourquoi ? Parce que.")
+        let repaired = AnalysisVerifier(fields: [], proseKeys: ["summary"], labels: [], names: []).apply(["summary": "Ships in March ."])
+        XCTAssertEqual(repaired.value["summary"], "Ships in March.")
     }
 }

@@ -71,6 +71,22 @@ final class ListSizeTests: XCTestCase {
         XCTAssertEqual(SchemaValidator.validate(["items": ["Release moves to May", "Docs need an update"]], against: schema), [])
         XCTAssertFalse(SchemaValidator.validate(["items": ["Release moves to May", "Thetos will be available on Monday"]], against: schema).isEmpty)
     }
+
+    /// A plain-text line that holds a second speaker's turn ("… Bob: Then marketing …"): the
+    /// label is not part of a takeaway, and the turn's first word is a sentence's first word,
+    /// not a name ("Then marketing" was a topic).
+    func testASecondSpeakersLabelIsNeitherATakeawayNorATopic() throws {
+        let segments = try TranscriptParser.parse("Alice: We moved the launch to March. Bob: Then marketing needs the new date by Friday.", format: nil).segments
+        XCTAssertEqual(segments.count, 1, "the parser splits turns at line starts only")
+        let length = ListSize.itemLength(SchemaDeriverProbe.listSchema, at: "items")
+        XCTAssertEqual(ListSize.sentenceChoices(segments, length: length), ["We moved the launch to March.", "Then marketing needs the new date by Friday."])
+        let phrases = ListSize.phraseChoices(segments, length: length)
+        XCTAssertTrue(phrases.contains("Marketing needs the new date"), "\(phrases)")
+        XCTAssertFalse(phrases.contains { $0.hasPrefix("Then") || $0.contains("Bob") }, "\(phrases)")
+        // "Note:" names no one: the sentence keeps it. A label may end in a number.
+        XCTAssertEqual(Sentences.withoutSpeakerLabel("Note: the room is booked."), "Note: the room is booked.")
+        XCTAssertEqual(Sentences.withoutSpeakerLabel(" Speaker 2: Yes."), "Yes.")
+    }
 }
 
 private enum SchemaDeriverProbe {

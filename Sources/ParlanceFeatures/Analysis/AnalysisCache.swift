@@ -35,7 +35,10 @@ public actor AnalysisCache {
     /// 17: ask's "not found" threshold 0.49 → 0.46 (chosen on cross-validated probabilities).
     /// 18: summaries' and worthIt's lists hold no more items than the transcript has sentences.
     /// 19: a transcript shorter than a list's usual size: its sentences as takeaways, its phrases as topics.
-    public static let checksVersion = 19
+    /// 20: those takeaways without a second speaker's label, those topics never opening with a
+    /// stopword; summaries, tags and content write only the transcript's numbers, and no
+    /// analysis a weekday or month it does not name.
+    public static let checksVersion = 20
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -100,16 +100,37 @@ struct AnalysisJob: Sendable {
 
     /// One schema-guided call over `body`, with the task after the transcript. Progress
     /// percentages map into `range`; nil reports nothing (one part among many).
+    /// One call. An analysis whose schema has no number field (summarize, tags, content)
+    /// writes numbers only inside its text, and those are the transcript's own
+    /// (`NumberGuard`, a local engine): a two-sentence note about a launch "moved to March"
+    /// was summarized as "the new launch date is March 15th" for "an audience of 10 people",
+    /// and passed its checks. No analysis writes a weekday or month the transcript does not
+    /// name (`WordGuard`): held to its numbers, the same summary gave "a deadline of June".
     func generate(body: String, condensed: Bool, task: String, schema: JSONValue, maxTokens: Int, range: ClosedRange<Int>?,
                   expectedChars: Int = 500, part: String? = nil, attempt: Int = 1) async throws -> Generated {
         try Task.checkCancellation()
         var o = options
         o.maxTokens = maxTokens
         o.seed = Attempts.seed(options.seed, attempt: attempt)
+        let source = input.transcript.segments.map { ($0.speaker ?? "") + " " + $0.text }.joined(separator: "\n")
+        if !Self.hasNumberField(schema) { o.numbersFrom = source }
+        o.bannedWords = Facts.absentCalendarWords(source)
         let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
         let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task))
         return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
                                         cachePriority: input.uri == nil ? .normal : .document,
                                         progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)
+    }
+
+    /// Whether a value of `schema` may hold a JSON number (a `number` or `integer` type, at
+    /// any depth), which a guard on the digits written would hold to the transcript's.
+    static func hasNumberField(_ schema: JSONValue) -> Bool {
+        switch schema {
+        case .object(let o):
+            let types = o["type"].map { $0.arrayValue ?? [$0] } ?? []
+            return types.contains { $0 == "number" || $0 == "integer" } || o.contains { hasNumberField($0.value) }
+        case .array(let a): return a.contains(where: hasNumberField)
+        default: return false
+        }
     }
 }

@@ -74,18 +74,18 @@ struct ListSize: Equatable, Sendable {
 
     /// The phrases of the segments' sentences: runs of two to five words inside one clause
     /// (commas, semicolons and colons end a clause, so a speaker label is never in one), that
-    /// neither start nor end with a stopword (a capitalised word inside a sentence is a name:
+    /// neither start nor end with a stopword (a capitalised word inside a clause is a name:
     /// "May"), as written but for a capital first letter; each once, those whose length is in
     /// `length`.
     static func phraseChoices(_ segments: [Segment], length: ClosedRange<Int>, words: ClosedRange<Int> = 2...5) -> [String] {
         var seen = Set<String>(), out: [String] = []
-        let clauses = segments.flatMap { Sentences.split($0.text) }.flatMap { sentence in
-            sentence.split(whereSeparator: { ",;:".contains($0) }).enumerated().map { (first: $0.offset == 0, text: $0.element) }
-        }
+        let clauses = segments.flatMap { Sentences.split($0.text) }.flatMap { $0.split(whereSeparator: { ",;:".contains($0) }) }
         for clause in clauses {
-            let ws = clause.text.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters.union(.symbols)) }.filter { !$0.isEmpty }
+            let ws = clause.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters.union(.symbols)) }.filter { !$0.isEmpty }
+            // A clause's first word is capitalised as a sentence's first word is, after a
+            // speaker's label too ("Bob: Then marketing…"): a stopword there is a stopword.
             let stop = ws.indices.map { i in
-                Lexicon.stopwords.contains(ws[i].lowercased()) && (ws[i].first?.isLowercase == true || clause.first && i == 0)
+                Lexicon.stopwords.contains(ws[i].lowercased()) && (ws[i].first?.isLowercase == true || i == 0)
             }
             for i in ws.indices where !stop[i] {
                 for n in words where i + n <= ws.count && !stop[i + n - 1] {
@@ -98,12 +98,13 @@ struct ListSize: Equatable, Sendable {
         return out
     }
 
-    /// The segments' sentences as list items: trimmed, the first letter capitalised, each once,
-    /// those whose length is in `length` (the item's schema bounds).
+    /// The segments' sentences as list items: trimmed, without a speaker's label ("Bob: "), the
+    /// first letter capitalised, each once, those whose length is in `length` (the item's
+    /// schema bounds).
     static func sentenceChoices(_ segments: [Segment], length: ClosedRange<Int>) -> [String] {
         var seen = Set<String>()
         return segments.flatMap { Sentences.split($0.text) }.compactMap { raw in
-            let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            let t = Sentences.withoutSpeakerLabel(raw).trimmingCharacters(in: .whitespacesAndNewlines)
             guard let first = t.first, length.contains(t.count) else { return nil }
             let item = first.uppercased() + t.dropFirst()
             return seen.insert(item).inserted ? item : nil

@@ -1,3 +1,4 @@
+import Foundation
 import ParlanceJSON
 import ParlanceProtocol
 
@@ -50,6 +51,11 @@ public struct AnalysisVerifier: Sendable {
     /// The result's lists, audience and prose checked; with `.repair`, repaired first.
     public func apply(_ content: JSONObject, mode: VerifyMode = .repair) -> Repaired<JSONObject> {
         var out = Repaired(content)
+        if mode == .repair {
+            for key in proseKeys + [audienceKey].compactMap({ $0 }) {
+                if let s = out.value[key]?.stringValue { out.value[key] = .string(Self.spaced(s)) }
+            }
+        }
         for f in fields {
             guard let given = out.value[f.key]?.arrayValue?.compactMap(\.stringValue) else { continue }
             let list = items(given, f, mode: mode)
@@ -61,6 +67,15 @@ public struct AnalysisVerifier: Sendable {
         if let source { checkProseSupport(&scalars, source: source, mode: mode) }
         if mode == .repair { repairAudience(&scalars) }
         return Repaired(scalars.value, findings: out.findings + scalars.findings)
+    }
+
+    /// `text` with single spaces and none before a full stop or comma (French keeps its space
+    /// before "?", "!", ":" and ";"): where the number guard refused a number the model had
+    /// opened with a space ("the new date is March  in order to", "by Friday .").
+    static func spaced(_ text: String) -> String {
+        text.replacingOccurrences(of: " {2,}", with: " ", options: .regularExpression)
+            .replacingOccurrences(of: " +([.,])", with: "$1", options: .regularExpression)
+            .trimmingCharacters(in: .whitespaces)
     }
 
     /// A prose field that is no summary (a copied line, a placeholder) is repaired before
