@@ -100,7 +100,7 @@ struct AnalysisJob: Sendable {
 
     /// One schema-guided call over `body`, with the task after the transcript. Progress
     /// percentages map into `range`; nil reports nothing (one part among many).
-    /// One call. An analysis whose schema has no number field (summarize, tags, content)
+    /// An analysis whose schema has no number field (summarize, tags, content)
     /// writes numbers only inside its text, and those are the transcript's own
     /// (`NumberGuard`, a local engine): a two-sentence note about a launch "moved to March"
     /// was summarized as "the new launch date is March 15th" for "an audience of 10 people",
