@@ -5,16 +5,19 @@ import XCTest
 
 /// Many long requests at once: every one answered, none with a false context overflow, a
 /// shared document evaluated once, no decode that finds the KV cache full, no crash. One
-/// daemon for the class, logging to a file the tests read. Questions are answered in at most
+/// daemon for the class, logging to a file the tests read. Its context is 2,048 tokens and a
+/// document about 620: the pressure of 1,200-token documents on the default 4,096 (sixteen
+/// questions on four documents need more cells than there are), at about half the prompt work. Questions are answered in at most
 /// 64 tokens and one attempt: what is under test is the prompts (their sharing, their KV
 /// cells), not the answers' length or their checks. The fourteen-request mix keeps its
 /// defaults: it is the load that once crashed the engine.
 final class ConcurrencyTests: XCTestCase {
     nonisolated(unsafe) static var shared: DaemonProcess!
+    static let context = 2048
     static let log = NSTemporaryDirectory() + "parlance-concurrency-\(UUID().uuidString).log"
 
     override class func setUp() {
-        shared = try! DaemonProcess(args: ["--log-file", log, "--log-level", "warning"])
+        shared = try! DaemonProcess(args: ["--ctx", String(context), "--log-file", log, "--log-level", "warning"])
         _ = shared.initialize()
     }
     override class func tearDown() {
@@ -23,8 +26,9 @@ final class ConcurrencyTests: XCTestCase {
     }
     var d: DaemonProcess { ConcurrencyTests.shared }
 
-    /// About 1,200 prompt tokens per question, like a 39-cue podcast episode.
-    func open(_ uri: String, cues: Int = 39, seed: Int = 0) throws -> Int {
+    /// About 620 prompt tokens per question (20 cues): three tenths of the context, as a
+    /// 39-cue podcast episode is of the default one.
+    func open(_ uri: String, cues: Int = 20, seed: Int = 0) throws -> Int {
         var text = LongTranscript.srt(cues: cues + seed)
         if seed > 0 { text = text.components(separatedBy: "\n\n").dropFirst(seed).joined(separator: "\n\n") }
         let info = try XCTUnwrap(d.call("document/open", ["uri": .string(uri), "text": .string(text)]).result)
@@ -112,14 +116,15 @@ final class ConcurrencyTests: XCTestCase {
     /// A request that can never fit gets the real numbers at once; the others still run.
     func testARequestThatCannotFitIsRefusedWithTrueNumbers() throws {
         let sid = try XCTUnwrap(d.call("session/create", [:]).result?["sessionId"]?.stringValue)
-        let long = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 300)  // ~3,000 tokens
+        let long = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 150)  // ~1,500 tokens
         let rs = try together([
             ("session/respond", ["sessionId": .string(sid), "prompt": .string(long), "options": ["maxTokens": 2000]]),
             ("ask/stream", ["text": .string(LongTranscript.srt(cues: 12)), "question": "What does the beekeeper do?"]),
         ])
         XCTAssertEqual(rs[0]["error"]?["data"]?["error"], "exceededContextWindowSize")
         let data = try XCTUnwrap(rs[0]["error"]?["data"])
-        XCTAssertGreaterThan((data["promptTokens"]?.intValue ?? 0) + (data["maxTokens"]?.intValue ?? 0), 4096, "\(data)")
+        XCTAssertGreaterThan((data["promptTokens"]?.intValue ?? 0) + (data["maxTokens"]?.intValue ?? 0), ConcurrencyTests.context, "\(data)")
+        XCTAssertEqual(data["contextSize"]?.intValue, ConcurrencyTests.context, "\(data)")
         XCTAssertNotNil(rs[1].result)
     }
 }
