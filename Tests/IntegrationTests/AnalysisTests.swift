@@ -197,6 +197,10 @@ final class AnalysisTests: XCTestCase {
         XCTAssertEqual(again["cached"], true)
         XCTAssertEqual(again["narrative"], r["narrative"])
         assertNoModelWork(d.progress(token: "compare-again"), "the repeated analysis/compare")
+        // Each document's summary is the one analysis/summarize makes, and is shared with it.
+        let (summary, _) = try run("analysis/summarize", ["uri": .string(Self.uri)], token: "compare-summary")
+        XCTAssertEqual(summary["cached"], true, "compare's summary of the document was not shared with analysis/summarize")
+        assertNoModelWork(d.progress(token: "compare-summary"), "analysis/summarize after analysis/compare")
     }
 
     /// The analysis cache is on disk: a new daemon with the same cache dir answers at once.

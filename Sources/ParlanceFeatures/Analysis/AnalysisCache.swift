@@ -50,9 +50,13 @@ public actor AnalysisCache {
         }
 
         /// A single-document request: its params without the text, uri and progress token.
+        /// A requested language honoured as asked says nothing the resolved language does not,
+        /// so it is left out: compare's summary of a document ("en-us", asked) is the summary
+        /// a plain analysis/summarize of it made (en-us, detected), and is shared.
         public init(method: String, input: AnalysisInput, params: some Encodable, engine: any LanguageModel) {
             var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
             for k in ["workDoneToken", "text", "uri"] { p[k] = nil }
+            if input.language.fallbackFrom == nil { p["language"] = nil }
             self.init(method: method, content: input.contentHash, settings: p, language: input.language.language, model: engine.identity)
         }
     }
