@@ -42,8 +42,8 @@ final class ReproducibilityTests: XCTestCase {
     func daemon() throws -> DaemonProcess {
         let d = try DaemonProcess()
         _ = d.initialize()
-        XCTAssertNotNil(d.call("document/open", ["uri": .string(Self.uri), "text": .string(LongTranscript.srt(cues: 24))]).result)
-        XCTAssertNotNil(d.call("document/open", ["uri": .string(Self.other), "text": .string(LongTranscript.srt(cues: 30))]).result)
+        XCTAssertNotNil(d.call("document/open", ["uri": .string(Self.uri), "text": .string(LongTranscript.srt(cues: 16))]).result)
+        XCTAssertNotNil(d.call("document/open", ["uri": .string(Self.other), "text": .string(LongTranscript.srt(cues: 18))]).result)
         return d
     }
 
