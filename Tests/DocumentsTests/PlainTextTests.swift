@@ -19,6 +19,26 @@ final class PlainTextTests: XCTestCase {
         XCTAssertEqual(t.plainText.unicodeScalars.count, 102)
     }
 
+    /// A chat pasted as one line is one segment per turn, with its speaker: a label after the
+    /// end of a sentence starts a turn. A numbered label does so only when the speakers are
+    /// numbered; a label's word that names no one ("Note:") and a colon mid-sentence do not.
+    func testTurnsOnOneLine() throws {
+        let text = "Maya: The release moves to May. Theo: Then docs need an update by Friday! Maya: Agreed.\n"
+            + "Speaker 1: We have two phases. Phase 2: launch. Speaker 2: Fine? Note: the time is 10:30.\n"
+            + "Alice: ask Bob: he knows."
+        let t = parsed(text, .text)
+        XCTAssertEqual(t.segments.map(\.speaker), ["Maya", "Theo", "Maya", "Speaker 1", "Speaker 2", "Alice"])
+        XCTAssertEqual(t.segments.map(\.text), [
+            "The release moves to May.", "Then docs need an update by Friday!", "Agreed.",
+            "We have two phases. Phase 2: launch.", "Fine? Note: the time is 10:30.", "ask Bob: he knows.",
+        ])
+        let utf16 = Array(text.utf16)
+        for s in t.segments {
+            let start = try XCTUnwrap(s.sourceStart, s.text), end = try XCTUnwrap(s.sourceEnd, s.text)
+            XCTAssertEqual(String(decoding: utf16[start..<end], as: UTF16.self), s.text)
+        }
+    }
+
     func testLongParagraphIsSplitIntoSentenceGroups() {
         let sentence = "Dr. Raman measured the battery drain on the laptop again today."  // 63 scalars
         let text = Array(repeating: sentence, count: 20).joined(separator: " ")

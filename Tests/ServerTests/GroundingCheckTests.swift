@@ -328,6 +328,31 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertNil(SourceSupport(segments: [Segment(id: 1, speaker: nil, text: "Hi.", startOffset: 0, endOffset: 1)]).extractiveSummary(sentences: 2))
     }
 
+    /// A two-line note ("Maya: … Theo: …" on one line, a turn each): a summary that copies its
+    /// lines under a speaker's label, mid-prose too, becomes the note's own statements (its
+    /// sentences are too short to be central ones), and a topic chosen twice gives way to
+    /// another of the note's phrases (it has no recurring key phrase).
+    func testAShortNotesCopiedLinesAndRepeatedTopicAreRepairedFromItsOwnWords() throws {
+        let segments = try TranscriptParser.parse("Maya: the release moves to May. Theo: then docs need an update by Friday.", format: nil).segments
+        XCTAssertEqual(segments.map(\.speaker), ["Maya", "Theo"])
+        let names = ListItemRules.names(in: segments.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Theo"])
+        let source = SourceSupport(segments: segments)
+        XCTAssertTrue(source.centralSentences().isEmpty)
+        let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: 2)], proseKeys: ["summary"],
+                                     labels: ["summary", "mainTopics"], names: names, source: source, topicsKey: "mainTopics")
+        let bad: JSONObject = ["summary": "The release moves to May. Theo: then docs need an update by Friday, Maya: the release needs an update by Friday.",
+                               "mainTopics": ["Docs need an update", "Docs need an update"]]
+        let applied = check.apply(bad)
+        XCTAssertEqual(applied.value["summary"], "The release moves to May. Then docs need an update by Friday.")
+        let topics = applied.value["mainTopics"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        XCTAssertEqual(topics.count, 2, "\(topics)")
+        XCTAssertEqual(topics.first, "Docs need an update")
+        XCTAssertEqual(Set(topics.map(TextChecks.normalized)).count, 2, "\(topics)")
+        XCTAssertFalse(applied.blocking, "\(applied.issues)")
+        // Without the label, the same prose is no copy.
+        XCTAssertFalse(AnalysisVerifier.copiesLines("The release moves to May. Then docs need an update by Friday.", names: names))
+    }
+
     func testACopiedLineSummaryAndANameAudienceAreRepairedFromTheTranscript() {
         let names = ListItemRules.names(in: podcast.map(\.text).joined(separator: "\n"), speakers: ["Maya", "Dev"])
         let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: 2)], audienceKey: "targetAudience", proseKeys: ["summary"],

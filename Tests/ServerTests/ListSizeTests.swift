@@ -72,12 +72,13 @@ final class ListSizeTests: XCTestCase {
         XCTAssertFalse(SchemaValidator.validate(["items": ["Release moves to May", "Thetos will be available on Monday"]], against: schema).isEmpty)
     }
 
-    /// A plain-text line that holds a second speaker's turn ("… Bob: Then marketing …"): the
-    /// label is not part of a takeaway, and the turn's first word is a sentence's first word,
-    /// not a name ("Then marketing" was a topic).
+    /// A cue that holds a second speaker's turn ("… Bob: Then marketing …"; a plain-text line
+    /// is cut into turns, a cue is not): the label is not part of a takeaway, and the turn's
+    /// first word is a sentence's first word, not a name ("Then marketing" was a topic).
     func testASecondSpeakersLabelIsNeitherATakeawayNorATopic() throws {
-        let segments = try TranscriptParser.parse("Alice: We moved the launch to March. Bob: Then marketing needs the new date by Friday.", format: nil).segments
-        XCTAssertEqual(segments.count, 1, "the parser splits turns at line starts only")
+        let srt = "1\n00:00:01,000 --> 00:00:09,000\nAlice: We moved the launch to March. Bob: Then marketing needs the new date by Friday.\n"
+        let segments = try TranscriptParser.parse(srt, format: nil).segments
+        XCTAssertEqual(segments.count, 1, "a cue is one segment")
         let length = ListSize.itemLength(SchemaDeriverProbe.listSchema, at: "items")
         XCTAssertEqual(ListSize.sentenceChoices(segments, length: length), ["We moved the launch to March.", "Then marketing needs the new date by Friday."])
         let phrases = ListSize.phraseChoices(segments, length: length)

@@ -38,7 +38,8 @@ public actor AnalysisCache {
     /// 20: those takeaways without a second speaker's label, those topics never opening with a
     /// stopword; summaries, tags and content write only the transcript's numbers, and no
     /// analysis a weekday or month it does not name.
-    public static let checksVersion = 20
+    /// 21: a plain-text line of several turns ("Maya: … Theo: …") is a segment per turn.
+    public static let checksVersion = 21
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -39,7 +39,7 @@ public struct AnalysisVerifier: Sendable {
     /// sentences (sentence lists) or key phrases, worked out only when an item is dropped.
     func items(_ items: [String], _ f: ListItemRules.Field, mode: VerifyMode = .repair) -> Repaired<[String]> {
         ListItemRules.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, mode: mode,
-                             fill: f.kind == .sentence ? source?.centralSentences() ?? [] : source?.keyPhrases(excluding: names) ?? [])
+                             fill: f.kind == .sentence ? source?.centralSentences() ?? [] : source?.topicFill(minItems: f.minItems, excluding: names) ?? [])
     }
 
     /// The items of a list that pass the rules, none added, none kept to reach a minimum.
@@ -137,11 +137,17 @@ public struct AnalysisVerifier: Sendable {
         for key in proseKeys {
             if let s = o[key]?.stringValue, !TextChecks.isLanguage(s) {
                 out.append(Finding(.degenerate, .proseNotLanguage(key: key, text: s), path: key))
-            } else if let s = o[key]?.stringValue, ListItemRules.speakerLine(s, names: names) || TextChecks.placeholder(in: s, source: "") != nil {
+            } else if let s = o[key]?.stringValue, Self.copiesLines(s, names: names) || TextChecks.placeholder(in: s, source: "") != nil {
                 out.append(Finding(.degenerate, .proseCopiesLine(key: key, text: s), path: key))
             }
         }
         return out
+    }
+
+    /// Prose with a sentence that opens with a speaker's label ("… May. Theo: then docs need
+    /// …") copies the transcript's lines, and may give them to the wrong speaker.
+    static func copiesLines(_ prose: String, names: Set<String>) -> Bool {
+        Lexicon.sentences(prose, .tiled).contains { ListItemRules.speakerLine($0.trimmingCharacters(in: .whitespacesAndNewlines), names: names) }
     }
 
     /// `merged` (an earlier attempt, already repaired) completed from `next`: lists that

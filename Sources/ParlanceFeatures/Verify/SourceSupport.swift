@@ -55,13 +55,33 @@ public struct SourceSupport: Sendable {
 
     /// The `sentences` most central sentences (`centralSentences`), in the order they were
     /// said, as one paragraph: a summary that holds only what the transcript says (nil when
-    /// it has no sentence fit to stand in).
+    /// it has no sentence fit to stand in). A note whose sentences are all too short to be
+    /// central ("Maya: the release moves to May. Theo: then docs need an update by Friday.")
+    /// is summarized by its first `n` statements of three words or more.
     public func extractiveSummary(sentences n: Int) -> String? {
-        let chosen = Set(centralSentences().prefix(n))
+        var central = centralSentences()
+        if central.isEmpty {
+            central = segments.flatMap { Lexicon.sentences($0.text, .tiled).map(SourceSupport.tidy) }
+                .filter { TextChecks.wordCount($0) >= 3 && !$0.hasSuffix("?") }
+        }
+        let chosen = Set(central.prefix(n))
         guard !chosen.isEmpty else { return nil }
         var seen = Set<String>()
         let ordered = segments.flatMap { Lexicon.sentences($0.text, .tiled).map(SourceSupport.tidy) }.filter { chosen.contains($0) && seen.insert($0).inserted }
         return ordered.joined(separator: " ")
+    }
+
+    /// What takes the place of a topic dropped from a list of at least `minItems`: the key
+    /// phrases, and when there are fewer of them than that (a note too short for its words to
+    /// recur) its own phrases after them (`ListSize.phraseChoices`, what such a note's topics
+    /// are chosen from). Asked for two topics of a two-line note, the model chose one phrase
+    /// twice, three attempts of three, and there was nothing to put in its place.
+    public func topicFill(minItems: Int, excluding names: Set<String>) -> [String] {
+        let key = keyPhrases(excluding: names)
+        guard key.count < minItems else { return key }
+        var seen = Set(key.map(TextChecks.normalized))
+        let own = ListSize.phraseChoices(segments, length: 1...120, words: 2...4)
+        return key + own.filter { !names.contains(TextChecks.normalized($0)) && seen.insert(TextChecks.normalized($0)).inserted }
     }
 
     /// Key phrases of the transcript for a topic list: pairs of adjacent content words
