@@ -350,7 +350,40 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(Set(topics.map(TextChecks.normalized)).count, 2, "\(topics)")
         XCTAssertFalse(applied.blocking, "\(applied.issues)")
         // Without the label, the same prose is no copy.
-        XCTAssertFalse(AnalysisVerifier.copiesLines("The release moves to May. Then docs need an update by Friday.", names: names))
+        XCTAssertFalse(AnalysisVerifier.copiesLines("The release moves to May. Then docs need an update by Friday.", speakers: ["maya", "theo"]))
+        XCTAssertTrue(AnalysisVerifier.copiesLines("The release moves to May. Theo: then docs need an update.", speakers: ["maya", "theo"]))
+    }
+
+    /// A summary cut mid-sentence by its length or the token budget ("The new launch is on",
+    /// which passed) keeps its whole sentences; with none, it is the transcript's central
+    /// sentences. `verify: false` reports the cut and changes nothing.
+    func testASummaryCutMidSentenceKeepsItsWholeSentences() throws {
+        let segments = try TranscriptParser.parse(
+            "Alice: We moved the launch to March because the battery tests failed twice. Bob: Then marketing needs the new date by Friday, and support needs a FAQ.",
+            format: nil).segments
+        let names = ListItemRules.names(in: segments.map(\.text).joined(separator: "\n"), speakers: ["Alice", "Bob"])
+        let check = AnalysisVerifier(fields: [], proseKeys: ["summary"], labels: ["summary"], names: names, source: SourceSupport(segments: segments))
+        let two = check.apply(["summary": "The launch moved to March because the battery tests failed twice. Marketing needs the new date by"])
+        XCTAssertEqual(two.value["summary"], "The launch moved to March because the battery tests failed twice.")
+        XCTAssertEqual(two.findings.map(\.code), [.length])
+        XCTAssertFalse(two.blocking)
+        let one = check.apply(["summary": "The new launch is scheduled for ["])
+        XCTAssertEqual(one.value["summary"], .string(try XCTUnwrap(SourceSupport(segments: segments).extractiveSummary(sentences: 2))))
+        XCTAssertEqual(one.findings.map(\.code), [.degenerate])
+        XCTAssertFalse(one.blocking)
+        let reported = check.apply(["summary": "Launch moved. Marketing needs the new date by"], mode: .report)
+        XCTAssertEqual(reported.value["summary"], "Launch moved. Marketing needs the new date by")
+        XCTAssertEqual(reported.findings.map(\.code), [.length])
+        // List items cut at their fitted length end with an article, "of", a conjunction or a
+        // possessive; a phrasal verb's preposition is an ending.
+        for cut in ["The Power of a", "Building a new and", "Moved the launch to the"] {
+            XCTAssertEqual(ListItemRules.problem(cut, kind: .phrase, before: [], labels: [], names: []), .length, cut)
+        }
+        for whole in ["Things to look out for", "Battery tests failed twice", "A"] {
+            XCTAssertNil(ListItemRules.problem(whole, kind: .phrase, before: [], labels: [], names: []), whole)
+        }
+        // Ended sentences: a closing quote or bracket after the stop, a CJK full stop.
+        for whole in ["They said \"ship it.\"", "It works (mostly.)", "发布推迟到三月。", "Really?"] { XCTAssertNil(AnalysisVerifier.cut(whole), whole) }
     }
 
     func testACopiedLineSummaryAndANameAudienceAreRepairedFromTheTranscript() {

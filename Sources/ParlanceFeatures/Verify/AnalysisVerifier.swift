@@ -63,6 +63,7 @@ public struct AnalysisVerifier: Sendable {
             out.findings += list.findings
         }
         var scalars = Repaired(out.value, findings: scalarFindings(out.value))
+        cutToWholeSentences(&scalars, mode: mode)
         if mode == .repair { repairProse(&scalars) }
         if let source { checkProseSupport(&scalars, source: source, mode: mode) }
         if mode == .repair { repairAudience(&scalars) }
@@ -76,6 +77,36 @@ public struct AnalysisVerifier: Sendable {
         text.replacingOccurrences(of: " {2,}", with: " ", options: .regularExpression)
             .replacingOccurrences(of: " +([.,])", with: "$1", options: .regularExpression)
             .trimmingCharacters(in: .whitespaces)
+    }
+
+    /// A prose field cut mid-sentence (its fitted length or the token budget ran out: "The new
+    /// launch is on", and it passed) keeps the whole sentences before the fragment (`.repair`;
+    /// other modes report it). One with none is left to `repairProse`: `scalarFindings` calls
+    /// it degenerate.
+    func cutToWholeSentences(_ r: inout Repaired<JSONObject>, mode: VerifyMode) {
+        for key in proseKeys where !r.findings.contains(where: { $0.path == key && $0.isOpen }) {
+            guard let prose = r.value[key]?.stringValue, let (whole, fragment) = Self.cut(prose), !whole.isEmpty else { continue }
+            var finding = Finding(.length, .proseCut(key: key, fragment: fragment), path: key)
+            if mode == .repair {
+                r.value[key] = .string(whole)
+                finding.action = .removed
+            }
+            r.findings.append(finding)
+        }
+    }
+
+    /// `prose` split before a last sentence that has no end ("." "!" "?" "…" or a CJK full
+    /// stop, then closing quotes or brackets): the whole sentences and the fragment; nil when
+    /// it ends a sentence.
+    static func cut(_ prose: String) -> (whole: String, fragment: String)? {
+        let text = prose.trimmingCharacters(in: .whitespacesAndNewlines)
+        let closing: Set<Character> = ["\"", "'", "\u{201D}", "\u{2019}", ")", "]", "\u{00BB}", "\u{300D}", "\u{FF09}"]
+        let enders: Set<Character> = [".", "!", "?", "\u{2026}", "\u{3002}", "\u{FF01}", "\u{FF1F}"]
+        guard let last = text.reversed().first(where: { !closing.contains($0) }), !enders.contains(last) else { return nil }
+        let sentences = Lexicon.sentences(text, .tiled)
+        let fragment = (sentences.last ?? text).trimmingCharacters(in: .whitespacesAndNewlines)
+        let whole = sentences.dropLast().joined().trimmingCharacters(in: .whitespacesAndNewlines)
+        return (whole, fragment)
     }
 
     /// A prose field that is no summary (a copied line, a placeholder) is repaired before
@@ -137,17 +168,27 @@ public struct AnalysisVerifier: Sendable {
         for key in proseKeys {
             if let s = o[key]?.stringValue, !TextChecks.isLanguage(s) {
                 out.append(Finding(.degenerate, .proseNotLanguage(key: key, text: s), path: key))
-            } else if let s = o[key]?.stringValue, Self.copiesLines(s, names: names) || TextChecks.placeholder(in: s, source: "") != nil {
+            } else if let s = o[key]?.stringValue, Self.copiesLines(s, speakers: speakerLabels) || TextChecks.placeholder(in: s, source: "") != nil {
                 out.append(Finding(.degenerate, .proseCopiesLine(key: key, text: s), path: key))
+            } else if let s = o[key]?.stringValue, let (whole, fragment) = Self.cut(s), whole.isEmpty {
+                out.append(Finding(.degenerate, .proseCut(key: key, fragment: fragment), path: key))
             }
         }
         return out
     }
 
     /// Prose with a sentence that opens with a speaker's label ("… May. Theo: then docs need
-    /// …") copies the transcript's lines, and may give them to the wrong speaker.
-    static func copiesLines(_ prose: String, names: Set<String>) -> Bool {
-        Lexicon.sentences(prose, .tiled).contains { ListItemRules.speakerLine($0.trimmingCharacters(in: .whitespacesAndNewlines), names: names) }
+    /// …") copies the transcript's lines, and may give them to the wrong speaker. `speakers`:
+    /// normalized; any other name before a colon is no label ("One: install Ollama…", "The
+    /// Local Loop: a journey…").
+    static func copiesLines(_ prose: String, speakers: Set<String>) -> Bool {
+        Lexicon.sentences(prose, .tiled).contains { ListItemRules.speakerLine($0.trimmingCharacters(in: .whitespacesAndNewlines), names: speakers) }
+    }
+
+    /// The labels `copiesLines` reads: the transcript's speakers; without a transcript, the
+    /// names.
+    var speakerLabels: Set<String> {
+        source.map { Set($0.segments.compactMap { $0.speaker.map(TextChecks.normalized) }) } ?? names
     }
 
     /// `merged` (an earlier attempt, already repaired) completed from `next`: lists that

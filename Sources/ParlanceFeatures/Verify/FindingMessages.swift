@@ -82,6 +82,8 @@ extension Finding {
         case proseCopiesLine(key: String, text: String)
         /// Sentences of a prose field the transcript does not support: how many, of how many, the first.
         case proseUnsupported(key: String, unsupported: Int, of: Int, first: String)
+        /// A prose field that stops mid-sentence (its length or the token budget ran out): the fragment.
+        case proseCut(key: String, fragment: String)
     }
 
     /// The message of the wire's `VerificationIssue`: what was found, then what was done.
@@ -136,6 +138,7 @@ extension Finding {
         case .proseCopiesLine(let key, let text): "\(key) copies a transcript line or holds a placeholder: \"\(Finding.clip(text))\""
         case .proseUnsupported(let key, let n, let of, let first):
             "\(n) of \(of) sentences of \(key) not supported by the transcript (\"\(Finding.clip(first, 50))\")"
+        case .proseCut(let key, let fragment): "\(key) stops mid-sentence: \"\(Finding.clip(fragment, 50))\""
         }
     }
 
@@ -168,6 +171,7 @@ extension Finding {
         case .nameOnlyItem: return "\(q) is a name, not a sentence"
         case .instructionEcho: return "\(q) repeats the prompt's own words"
         case .unsupportedFact: return "\(q) is not supported by the transcript"
+        case .length: return "\(q) stops mid-phrase"
         default: return q
         }
     }

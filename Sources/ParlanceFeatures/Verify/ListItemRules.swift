@@ -39,6 +39,7 @@ public enum ListItemRules {
         }
         if isLabel(n, labels: labels) { return .labelItem }
         let words = n.split(separator: " ")
+        if let last = words.last, words.count >= 2, danglingWords.contains(String(last)) { return .length }
         if words.count >= 3, Set(words).count == 1 { return .labelItem }
         if kind == .sentence {
             if names.contains(n) { return .nameOnlyItem }
@@ -54,6 +55,11 @@ public enum ListItemRules {
         }
         return nil
     }
+
+    /// Words no item ends with unless it was cut short (its fitted length ran out under a
+    /// tight `maxTokens`: "The Power of a", "Building a new and the"): articles, "of",
+    /// conjunctions, possessives. Not the prepositions a phrasal verb ends with ("look out for").
+    static let danglingWords: Set<String> = ["a", "an", "the", "of", "and", "or", "with", "their", "our", "your", "its", "whose", "my"]
 
     /// The task's own words as an item: "3-5 key takeaways", "for your next project".
     static func promptWords(_ item: String) -> Bool {

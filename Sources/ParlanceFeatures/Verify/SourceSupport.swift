@@ -8,7 +8,7 @@ import ParlanceDocuments
 /// most. Also the transcript's central sentences, to stand in for an unsupported takeaway.
 public struct SourceSupport: Sendable {
     private let windows: [Set<String>]
-    private let segments: [Segment]
+    let segments: [Segment]
     /// The transcript's text (what an item may repeat without echoing the prompt).
     let text: String
 
