@@ -382,6 +382,12 @@ final class GroundingCheckTests: XCTestCase {
         for whole in ["Things to look out for", "Battery tests failed twice", "A"] {
             XCTAssertNil(ListItemRules.problem(whole, kind: .phrase, before: [], labels: [], names: []), whole)
         }
+        // Cut inside a word of the transcript ("F" for Fernhill); a short word it says is whole.
+        let labs = SourceSupport(segments: [Segment(id: 1, speaker: "Maya", text: "Priya works at Fernhill Labs on Plan B for AI models.",
+                                                    startOffset: 0, endOffset: 53)])
+        XCTAssertTrue(labs.endsMidWord("Priya's work at F"))
+        for whole in ["Priya's work at Fernhill", "Plan B", "Models for AI", "Work at Fernhill."] { XCTAssertFalse(labs.endsMidWord(whole), whole) }
+        XCTAssertEqual(ListItemRules.problem("Priya's work at F", kind: .phrase, before: [], labels: [], names: [], source: labs), .length)
         // Ended sentences: a closing quote or bracket after the stop, a CJK full stop.
         for whole in ["They said \"ship it.\"", "It works (mostly.)", "发布推迟到三月。", "Really?"] { XCTAssertNil(AnalysisVerifier.cut(whole), whole) }
     }

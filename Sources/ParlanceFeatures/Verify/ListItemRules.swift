@@ -52,6 +52,7 @@ public enum ListItemRules {
             if kind == .phrase, names.contains(n) { return .nameOnlyItem }
             if TextChecks.echo(in: item, instructions: instructions, source: source.text) != nil || promptWords(item) { return .instructionEcho }
             if !source.supported(item) { return .unsupportedFact }
+            if source.endsMidWord(item) { return .length }
         }
         return nil
     }

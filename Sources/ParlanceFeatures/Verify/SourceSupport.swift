@@ -32,6 +32,17 @@ public struct SourceSupport: Sendable {
 
     public func supported(_ item: String) -> Bool { passageCoverage(of: item) >= SourceSupport.minimum }
 
+    /// `item` ends inside a word of the transcript: its last word, of one or two letters, is
+    /// no word of the transcript but begins one ("Priya's work at F" for Fernhill: a topic cut
+    /// at its fitted length under a tight `maxTokens`).
+    public func endsMidWord(_ item: String) -> Bool {
+        guard let last = Lexicon.words(item, .letters).last, (1...2).contains(last.count), last.lowercased() != "i",
+              item.trimmingCharacters(in: .whitespaces).last?.isLetter == true else { return false }
+        let word = NSRegularExpression.escapedPattern(for: last)
+        let opts: String.CompareOptions = [.regularExpression, .caseInsensitive]
+        return text.range(of: "\\b\(word)\\b", options: opts) == nil && text.range(of: "\\b\(word)\\p{L}", options: opts) != nil
+    }
+
     /// Sentences of the transcript that state something (8 to 30 words, not a question),
     /// most central first: those whose words recur across the most segments, lightly
     /// rewritten (a speaker's fillers dropped, a capital, a full stop).
