@@ -107,12 +107,18 @@ public enum Generation {
             }
             let truncated = parsed == nil && out.finishReason == FinishReason.length
             seed = seed &+ 7919
+            // Generated again here: the client drops what streamed so far (`restart: true`), or
+            // the two streams join into text that is neither (a cut "medi" then "{ …").
             if truncated, let chars = fittings.popFirst() {
                 constraint = .schema(SchemaBudget.fitting(schema, chars: chars))
+                progress(.init(kind: .report, message: "the JSON was cut at maxTokens (\(options.maxTokens)); generating it again to fit",
+                               phase: .generating, part: part, restart: true))
                 continue
             }
             if !truncated, !retried {
                 retried = true
+                progress(.init(kind: .report, message: "the output did not match the schema; generating it again", phase: .generating, part: part,
+                               restart: true))
                 continue
             }
             let detail: String
