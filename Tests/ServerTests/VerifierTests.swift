@@ -434,6 +434,23 @@ extension VerifierTests {
         XCTAssertEqual(codes("How many hives does Ana keep?", "12 hives: she keeps twelve hives on three roofs in Leeds."), [])
         XCTAssertEqual(AnswerVerifier.transcriptLine(opening: "2) Host: twelve hives", shown: segments), nil)
         XCTAssertEqual(AnswerVerifier.transcriptLine(opening: "[3] Ana: mite counts", shown: segments), 3)
+        // A shown speaker's label with no number is the transcript continued too; another label is an answer's.
+        XCTAssertEqual(codes("Where are the hives?", "Ana: Ana, we keep twelve hives on three roofs in Leeds."), [.degenerate])
+        XCTAssertEqual(codes("Where are the hives?", " host : the hives are on three roofs in Leeds."), [.degenerate])
+        XCTAssertEqual(codes("Where are the hives?", "Short answer: on three roofs in Leeds."), [])
+        XCTAssertEqual(codes("Where are the hives?", "On three roofs in Leeds, Ana says: twelve hives."), [])
+        XCTAssertEqual(AnswerVerifier.speakerLabel(opening: "Ana: twelve hives", shown: segments), "Ana")
+        XCTAssertNil(AnswerVerifier.speakerLabel(opening: "2) Host: twelve hives", shown: segments))
+    }
+
+    func testAnAnswerThatRestatesTheQuestionGivesNoAnswer() {
+        func noAnswer(_ question: String, _ answer: String) -> Bool {
+            AnswerVerifier.givesNoAnswer(AnswerVerifier.check(question: question, answer: answer, cited: [], shown: segments, instructions: []))
+        }
+        XCTAssertTrue(noAnswer("How often do they test mite counts?", "How often do they test mite counts?"))
+        XCTAssertTrue(noAnswer("How often do they test mite counts?", "The transcript does not mention it."))
+        XCTAssertFalse(noAnswer("How often do they test mite counts?", "Every two weeks, after a bad winter."))
+        XCTAssertFalse(noAnswer("How often do they test mite counts?", "They test mite counts [id] every two weeks."), "a placeholder is a bad answer, not none")
     }
 
     func testQuantityAndTimeQuestionsNeedAFigure() {

@@ -74,6 +74,8 @@ def score_qa(runs: List[Dict[str, Any]], data: Dict[str, Any]) -> Tuple[Dict[str
                   **({"confidenceScore": conf} if conf is not None else {}),
                   "generatedTokens": gen, "expected": q.get("answer"), "usage": res.get("usage"),
                   "wholeDocument": (res.get("retrieval") or {}).get("wholeDocument")})
+        if res.get("answerability") is not None:  # the features the daemon's abstention read
+            d["answerability"] = res["answerability"]
         v = verification_of(res)
         if v is not None:
             d["verification"] = v

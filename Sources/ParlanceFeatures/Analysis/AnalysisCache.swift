@@ -39,7 +39,10 @@ public actor AnalysisCache {
     /// stopword; summaries, tags and content write only the transcript's numbers, and no
     /// analysis a weekday or month it does not name.
     /// 21: a plain-text line of several turns ("Maya: … Theo: …") is a segment per turn.
-    public static let checksVersion = 21
+    /// 22: an answer that opens with a shown speaker's label ("Renata: …") is the transcript
+    /// continued; answerability reads an answer that restates the question as no answer
+    /// (`modelSaysNotFound`), refitted.
+    public static let checksVersion = 22
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

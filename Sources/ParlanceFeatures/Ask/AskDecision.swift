@@ -15,7 +15,8 @@ extension Ask {
         let d = best.out.json ?? [:]
         let modelAnswer = d["answer"]?.stringValue ?? ""
         let saysNotFound = best.verdict.saysNotFound
-        let answerability = features(evidence, coverage: shown.coverage, passed: best.verdict.answerPassed, saysNotFound: saysNotFound,
+        let answerability = features(evidence, coverage: shown.coverage, passed: best.verdict.answerPassed,
+                                     saysNotFound: best.noAnswerSeen || AnswerVerifier.givesNoAnswer(best.verdict),
                                      support: saysNotFound ? 0 : Answerability.answerTermsFound(answer: modelAnswer, question: turn.question,
                                                                                                  segments: shown.segments))
         // verify: false: the model's own citations (of segments it was shown), as before the checks.

@@ -51,6 +51,9 @@ extension Ask {
         /// The answer is the output cut at its last finished sentence (`maxTokens` ended it
         /// in the middle of one): it differs from what streamed.
         var cut = false
+        /// This attempt or another of the same turn gave no answer of its own
+        /// (`AnswerVerifier.givesNoAnswer`): what answerability reads as `modelSaysNotFound`.
+        var noAnswerSeen = false
     }
 
     /// What the question gets: the model's answer (its citations checked), not found (the
@@ -219,7 +222,8 @@ extension Ask {
         var o = options
         o.maxTokens = min(options.maxTokens, answerTokens)
         let grammar = engine.acceptsGrammar ? answerGrammar : nil
-        let (best, checked) = try await attempts.run(progress: ctx.progress, { attempt in
+        var noAnswerSeen = false
+        var (best, checked) = try await attempts.run(progress: ctx.progress, { attempt in
             o.seed = Attempts.seed(options.seed, attempt: attempt)
             let user = attempt == 1 ? shown.userContent : shown.userContent + "\n" + stricter
             let tokens = attempt == 1 ? shown.prompt
@@ -238,8 +242,10 @@ extension Ask {
             // The answer's own checks; its citations are judged once the fields are written.
             let verdict = AnswerVerifier.check(question: turn.question, answer: answer, cited: [], passages: passages, instructions: instructions,
                                                mode: attempts.mode)
+            noAnswerSeen = noAnswerSeen || AnswerVerifier.givesNoAnswer(verdict)
             return Attempted(out: out, user: user, verdict: verdict, attempt: attempt, cut: cut)
         }, check: { (a: Attempted) -> [Finding] in (a.out.stoppedBy.map { [$0] } ?? []) + a.verdict.findings.filter { $0.path != "citations" } })
+        best.noAnswerSeen = noAnswerSeen
         guard best.out.stoppedBy == nil, !attempts.verify || (checked.passed && !best.verdict.saysNotFound) else { return (best, checked, usage) }
         // Only an answer that may be returned gets its fields.
         var kept = best

@@ -317,11 +317,11 @@ public enum Answerability {
         }
     }
 
-    static let weights = Weights(bias: 0.818, questionCoverage: -0.301, focusCoverage: -2.021, typedCoverage: 0.751, typeMissing: -0.977,
-                                 modelPassed: -0.330, modelSaysNotFound: 0.000, answerSupport: 0.401, relationMissing: -0.658, sentenceCoverage: 1.833)
+    static let weights = Weights(bias: 0.661, questionCoverage: -0.314, focusCoverage: -2.086, typedCoverage: 0.807, typeMissing: -0.915,
+                                 modelPassed: 0.594, modelSaysNotFound: -0.559, answerSupport: 0.379, relationMissing: -0.420, sentenceCoverage: 1.509)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.46
+    public static let threshold = 0.5
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {

@@ -47,6 +47,8 @@ extension Finding {
         case answerRepeatsQuestion
         /// The id of the segment the answer copies.
         case answerCopiesSegment(Int)
+        /// The speaker's label the answer opens with, as a line of the transcript does.
+        case answerOpensWithLabel(String)
         /// What the question asks for, which the answer does not give.
         case notAnswered(AskStream.AnswerType)
         /// The question counts a unit ("how many nurses") and no sentence of the answer gives a number of it.
@@ -118,6 +120,7 @@ extension Finding {
         case .answerFragment(let first): "the answer is a fragment (it starts with \"\(first)\")"
         case .answerRepeatsQuestion: "the answer repeats the question"
         case .answerCopiesSegment(let id): "the answer copies segment \(id), which has nothing in common with the question"
+        case .answerOpensWithLabel(let label): "the answer opens with a speaker's label (\"\(Finding.clip(label)):\"): it goes on writing the transcript"
         case .notAnswered(let type): "the question asks for \(type.phrase) and the answer gives none"
         case .countOfOther(let unit): "the question asks how many (\(unit)) and no sentence of the answer gives a number of them"
         case .factsNotInSegments(let facts): "not in the segments shown: " + facts.joined(separator: ", ")
