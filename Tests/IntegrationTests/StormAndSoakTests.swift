@@ -156,15 +156,19 @@ final class StormAndSoakTests: XCTestCase {
         }
         let warmUp = min(240, total / 2)
         for i in 0..<warmUp { round(i) }
-        let warm = try XCTUnwrap(currentRSS(d.process.processIdentifier))
+        let warm = try XCTUnwrap(residentMemory(d.process.processIdentifier))
         for i in warmUp..<(warmUp + total) { round(i) }
-        let after = try XCTUnwrap(currentRSS(d.process.processIdentifier))
-        let growth = after - warm
+        let after = try XCTUnwrap(residentMemory(d.process.processIdentifier))
+        let growth = after.anon - warm.anon
         let sent = counts.values.reduce(0, +)
-        print("soak: \(sent) requests (\(total) after a \(warmUp)-request warm-up) over \(counts.count) methods; RSS \(warm >> 20) MB -> \(after >> 20) MB "
-              + "(growth \(growth >> 10) KB); peak cache bytes: documents \(peak.documents)/\(documentLimit), analyses \(peak.analyses)/\(analysisLimit)")
+        print("soak: \(sent) requests (\(total) after a \(warmUp)-request warm-up) over \(counts.count) methods; RSS \(warm.total >> 20) MB -> \(after.total >> 20) MB "
+              + "(anonymous \(warm.anon >> 10) -> \(after.anon >> 10) KB, growth \(growth >> 10) KB; file-backed \(warm.file >> 10) -> \(after.file >> 10) KB); "
+              + "peak cache bytes: documents \(peak.documents)/\(documentLimit), analyses \(peak.analyses)/\(analysisLimit)")
         print("soak: seconds by method: " + seconds.sorted { $0.value > $1.value }.prefix(8).map { "\($0.key) \(String(format: "%.1f", $0.value))" }.joined(separator: ", "))
-        XCTAssertLessThanOrEqual(growth, 10 << 20, "RSS grew \(growth >> 20) MB")
+        // What a leak grows is anonymous memory. The file-backed part is the model's mapped
+        // weights, resident as the page cache lets them be while other processes run: a fresh
+        // clone's soak once measured 306 -> 320 MB in all where runs alone grow 1-3 MB.
+        XCTAssertLessThanOrEqual(growth, 10 << 20, "anonymous memory grew \(growth >> 20) MB")
         XCTAssertGreaterThan(peak.analyses, analysisLimit / 2, "the soak never filled the analysis cache, so its limit went untested")
         let engine = try XCTUnwrap(d.call("model/status").result?["engine"])
         XCTAssertEqual(engine["freeSlots"], engine["sequenceSlots"], "slot leak: \(engine)")
@@ -182,9 +186,14 @@ final class StormAndSoakTests: XCTestCase {
         XCTAssertNotNil(d.call("session/transcript", ["sessionId": ids[1029]]).result)
     }
 
-    func currentRSS(_ pid: Int32) -> Int? {
+    /// The process's resident memory in bytes, in all and split into anonymous and file-backed pages.
+    func residentMemory(_ pid: Int32) -> (total: Int, anon: Int, file: Int)? {
         guard let s = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        return s.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+        func field(_ name: String) -> Int? {
+            s.split(separator: "\n").first { $0.hasPrefix(name + ":") }?.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+        }
+        guard let total = field("VmRSS"), let anon = field("RssAnon"), let file = field("RssFile") else { return nil }
+        return (total, anon, file)
     }
 
     // MARK: process hygiene
