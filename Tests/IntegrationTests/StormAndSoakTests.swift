@@ -165,9 +165,10 @@ final class StormAndSoakTests: XCTestCase {
               + "(anonymous \(warm.anon >> 10) -> \(after.anon >> 10) KB, growth \(growth >> 10) KB; file-backed \(warm.file >> 10) -> \(after.file >> 10) KB); "
               + "peak cache bytes: documents \(peak.documents)/\(documentLimit), analyses \(peak.analyses)/\(analysisLimit)")
         print("soak: seconds by method: " + seconds.sorted { $0.value > $1.value }.prefix(8).map { "\($0.key) \(String(format: "%.1f", $0.value))" }.joined(separator: ", "))
-        // What a leak grows is anonymous memory. The file-backed part is the model's mapped
-        // weights, resident as the page cache lets them be while other processes run: a fresh
-        // clone's soak once measured 306 -> 320 MB in all where runs alone grow 1-3 MB.
+        // What a leak grows is anonymous memory. The file-backed part (the model's mapped
+        // weights) is resident as the page cache lets it be, which the daemon does not decide.
+        // A fresh clone's soak once measured 306 -> 320 MB in all, where every other run grows
+        // 1-3 MB; which part grew was not recorded then, and the line above prints both now.
         XCTAssertLessThanOrEqual(growth, 10 << 20, "anonymous memory grew \(growth >> 20) MB")
         XCTAssertGreaterThan(peak.analyses, analysisLimit / 2, "the soak never filled the analysis cache, so its limit went untested")
         let engine = try XCTUnwrap(d.call("model/status").result?["engine"])
