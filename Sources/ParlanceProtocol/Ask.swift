@@ -92,7 +92,7 @@ public enum AskStream: GeneratingMethod {
             "modelPassed": SchemaHint(description: "The model's own answer passed every check."),
             "modelSaysNotFound": SchemaHint(description: "The model gave no answer of its own: it answered that the document does not say, or only restated the question."),
             "answerSupport": SchemaHint(description: "Share of the model answer's own content words (beyond the question's) found in the segments shown.", minimum: 0, maximum: 1),
-            "sentenceCoverage": SchemaHint(description: "Best share of the question's focus words in a sentence that holds an answer of the expected kind (any sentence when none is expected) and the sentence before it: what is asked stated beside its value, not only somewhere in the same passage.", minimum: 0, maximum: 1),
+            "sentenceCoverage": SchemaHint(description: "Best share of the question's focus words in a sentence that holds an answer of the expected kind (any sentence when none is expected), read with the sentence before it and its speaker: what is asked stated beside its value, not only somewhere in the same passage.", minimum: 0, maximum: 1),
             "relationMissing": SchemaHint(description: "Present (true) when the question names what it asks the value of (a price, a budget, the unit of how many), passages hold an answer of the expected kind, and none holds it in that relation: the noun or a form of it in the answer's sentence."),
         ]
     }

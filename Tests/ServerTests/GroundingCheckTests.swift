@@ -105,6 +105,24 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertEqual(Answerability.evidence(question: q, segments: [asked[1]]).sentenceCoverage, 0)
     }
 
+    /// "I started in 2016", said by Tomasz, is about Tomasz; the opening that introduces him
+    /// names him too and is never the passage quoted (tuning bees-7).
+    func testAFirstPersonStatementIsAboutItsSpeaker() {
+        let bees = [
+            Segment(id: 1, speaker: "Hannah", text: "Welcome back. Today I'm talking to Tomasz Nowak, who keeps bees on office roofs.", startOffset: 0, endOffset: 1),
+            Segment(id: 2, speaker: "Tomasz", text: "Thanks for having me. I started in 2016 with two hives on top of a print shop.", startOffset: 1, endOffset: 2),
+            Segment(id: 10, speaker: "Tomasz", text: "The average was eighteen kilos per hive.", startOffset: 2, endOffset: 3),
+        ]
+        let q = "In which year did Tomasz take up beekeeping?"
+        let e = Answerability.evidence(question: q, segments: bees, opening: 1)
+        XCTAssertEqual(e.quote, [2], "\(e)")
+        XCTAssertGreaterThan(e.sentenceCoverage, 0, "\(e)")
+        XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(bees), opening: 1).map(\.id), [2])
+        // Without its speaker the year's sentence is about no one the question names.
+        let unnamed = bees.map { Segment(id: $0.id, speaker: nil, text: $0.text, startOffset: $0.startOffset, endOffset: $0.endOffset) }
+        XCTAssertNotEqual(Answerability.evidence(question: q, segments: unnamed, opening: 1).quote, [2])
+    }
+
     /// A French question's evidence and citations follow what it asks about ("l'architecte",
     /// "gare"), not its function words ("qui", "de", "la", "en"), which the segment that
     /// repeats "en" twice would otherwise win on; a Spanish date question's focus is its

@@ -16,10 +16,10 @@ final class RetryPolicyTests: XCTestCase {
         Compose.RetryPolicy(tone: tone, refinement: false, attempts: Attempts(verify: true, maxAttempts: 3), acceptsGrammar: grammar, selection: selection)
     }
 
-    func attempt(_ text: String, _ findings: [Finding], n: Int = 1, inserted: Bool = false) -> Compose.Attempt {
+    func attempt(_ text: String, _ findings: [Finding], n: Int = 1, inserted: Bool = false, constrained: Bool = false) -> Compose.Attempt {
         let out = Generated(text: text, json: nil, tokens: [], prompt: ModelPrompt(messages: [], tokens: []), usage: .zero, finishReason: .stop)
         return Compose.Attempt(out: out, seed: 1, attempt: n, text: text, findings: findings, repaired: false, missingFacts: 0,
-                               constrained: false, toneRetried: false, inserted: inserted)
+                               constrained: constrained, toneRetried: false, inserted: inserted)
     }
 
     static let missing = Finding(.factMissing, .factsMissing(["£35"]))
@@ -140,6 +140,14 @@ final class RetryPolicyTests: XCTestCase {
         let factsOnly = attempt(Self.kept + " The agreement allows a late fee. Drilling runs 9am to 4pm at Canal House.", [Self.missing], n: 2)
         XCTAssertTrue(p.worthRetrying(factsOnly, factsOnly.findings))
         XCTAssertEqual(p.plan(attempt: 3, after: factsOnly).insert.map(\.text), ["£35"])
+        // The new variation is written under the facts grammar, and may still leave a fact
+        // out (its gaps end where the model ends them): the fact is put back all the same.
+        let underGrammar = attempt(factsOnly.text, [Self.missing], n: 2, constrained: true)
+        XCTAssertTrue(p.worthRetrying(underGrammar, underGrammar.findings))
+        XCTAssertEqual(p.plan(attempt: 3, after: underGrammar).insert.map(\.text), ["£35"])
+        // Anything worse after a grammar attempt: final.
+        let echoed = attempt(Self.kept + " Rewrite the text again.", [Self.echo, Self.missing], n: 2, constrained: true)
+        XCTAssertFalse(p.worthRetrying(echoed, echoed.findings))
     }
 
     func testWithoutGrammarsAFactMissingGetsOneNewVariation() {

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .common import METHODS, ROOT, SEED, log, on_signal, set_seed
 from .daemon import daemon_defaults, method_params, run_column
 from .data import load_data
-from .peer import run_peer
+from .peer import llama_server_path, peer_model_path, run_peer
 from .report import report
 from .spread import spread, spread_lines
 from .summary import summarize
@@ -81,6 +81,10 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
     spec = method_params(snapshot)
     defaults = daemon_defaults(snapshot)
     columns, wanted, supported = choose_columns(args, ap, spec)
+    if "peer" in wanted:
+        # The peer's server and model are found before any column runs: a missing one stops
+        # the run now, not after the daemon's columns.
+        args.llama_server, args.peer_model = llama_server_path(args), peer_model_path(args)
     names = [c for c, _ in columns] + (["peer"] if "peer" in wanted else [])
     log(f"eval: {len(data['qa'])} questions, {len(data['compose'])} compose items, {len(data['lists'])} list documents; "
         f"columns {names}, concurrency {args.concurrency} (peer: 1, llama-server -np 1); "

@@ -42,7 +42,8 @@ public actor AnalysisCache {
     /// 22: an answer that opens with a shown speaker's label ("Renata: …") is the transcript
     /// continued; answerability reads an answer that restates the question as no answer
     /// (`modelSaysNotFound`), refitted.
-    public static let checksVersion = 22
+    /// 23: answerability reads a sentence with its speaker and quotes no opening segment, refitted.
+    public static let checksVersion = 23
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -79,7 +79,8 @@ extension Ask {
         let retrieved = await retrieve(&turn, input: input, engine: engine, options: options, session: &s)
         var meta = Meta(sessionId: s.id, turn: turn.number, input: input, provenance: options.provenance(engine), retrieval: retrieved.retrieval)
         guard case .shown(let shown) = retrieved else { return await nothingRelevant(&turn, input: input, meta: meta, session: &s, ctx: ctx) }
-        let evidence = Answerability.evidence(question: turn.question, segments: shown.segments, language: input.language.language)
+        let evidence = Answerability.evidence(question: turn.question, segments: shown.segments, language: input.language.language,
+                                              opening: input.transcript.segments.first?.id)
         if features(evidence, coverage: shown.coverage, passed: true, saysNotFound: false, support: 1).probability < Answerability.threshold {
             // Even a passing, supported answer would not outweigh the evidence that the
             // document never gives what is asked: one attempt, no retries.

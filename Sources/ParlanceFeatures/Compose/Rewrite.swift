@@ -129,7 +129,9 @@ extension Compose {
         }
 
         /// Whether to try again after `a` (which failed). Missing facts alone (a tone aside):
-        /// by insertion. Not after a grammar attempt or an insertion: nothing does better.
+        /// by insertion, after any attempt but an insertion (a grammar attempt may leave a fact
+        /// out: the model chooses where its gaps end). Anything else: not after a grammar
+        /// attempt or an insertion, nothing does better.
         /// Not for a tone alone that only a free retry could change: formal and casual have
         /// had their lexical repairs, direct has none, and a tone a stronger line did not fix
         /// is reported. Empathetic and diplomatic get one sentence added, opening with a
@@ -137,9 +139,10 @@ extension Compose {
         /// an invented fact, a loop) gets one new variation, not two: a second rescued
         /// almost none (eval, 2026-11-27).
         func worthRetrying(_ a: Attempt, _ findings: [Finding]) -> Bool {
-            if a.constrained || a.inserted { return false }
+            if a.inserted { return false }
             // Facts alone: sentences carrying them.
             if !lacking(a).isEmpty { return !insertion(after: a).isEmpty }
+            if a.constrained { return false }
             let toneOnly = findings.filter(\.isOpen).allSatisfy { $0.code == .toneMismatch }
             // A formal or casual tone off in another language: one new variation, opening with
             // a phrase of its address (`markerOpeners`); English's are mended by a sentence.

@@ -29,7 +29,7 @@ public enum Answerability {
         public var typedCoverage: Double
         /// Best share of the focus words in a sentence holding an answer of the expected type
         /// (any sentence when the question expects none) together with the sentence before it
-        /// (`sentenceCoverage`).
+        /// and its speaker (`sentenceCoverage`).
         public var sentenceCoverage = 0.0
         /// The segment ids of that passage (the extractive answer's candidates).
         public var passage: [Int]
@@ -47,7 +47,8 @@ public enum Answerability {
 
     /// `language` is the document's (a BCP 47 tag or its language): outside English a focus
     /// word meets its other forms by their shared root ("abrió", "abrimos", "abristeis").
-    public static func evidence(question: String, segments: [Segment], language: String = "en") -> Evidence {
+    /// `opening`: the transcript's first segment, never the passage quoted.
+    public static func evidence(question: String, segments: [Segment], language: String = "en", opening: Int? = nil) -> Evidence {
         let expects = AnswerType.asked(by: question)
         let focus = focusTerms(question)
         let forms = FocusForms(language: language)
@@ -90,38 +91,14 @@ public enum Answerability {
         // else the segment whose sentence states an answer of the kind asked beside the most of
         // the question's words (not the segment where they are merely near it), else the passage
         // with the most; the coverages, which the probability reads, are unchanged.
-        let sentence = bestSentence(focus: focus, expects: expects, segments: segments, forms: forms, holds: holding)
+        let sentence = bestSentence(focus: focus, expects: expects, sentences: sentencesInContext(segments), forms: forms, opening: opening,
+                                    holds: holding)
         let passage = !bestRelated.ids.isEmpty ? bestRelated.ids : sentence.segment.map { [$0] } ?? bestTyped.ids
         let index = Dictionary(segments.indices.map { (segments[$0].id, $0) }, uniquingKeysWith: { a, _ in a })
         let quoted = passage.filter { index[$0].map { typedIn[$0] } ?? false }
         return Evidence(expects: expects, focusCoverage: bestFocus, typedCoverage: bestTyped.coverage, sentenceCoverage: sentence.coverage,
                         passage: passage, quote: quoted.isEmpty ? passage : quoted,
                         relationMissing: head != nil && !bestTyped.ids.isEmpty && bestRelated.ids.isEmpty)
-    }
-
-    /// The best share of `focus` in a sentence that holds an answer of type `expects` (any
-    /// sentence when nil) read with the sentence before it, the previous segment's text for a
-    /// segment's first sentence (the turn that asked). A near miss states a value of the right
-    /// kind in the passage, but about something else in its own sentence: measured on the
-    /// labeled set's tuning part, this separates answerable questions from unanswerable ones
-    /// better than the passage coverage (AUC 0.66 against 0.58, each alone).
-    /// Returns that share and the segment of the sentence (the first at the best share; nil
-    /// when no sentence shares a focus word).
-    static func bestSentence(focus: Set<String>, expects: AnswerType?, segments: [Segment], forms: FocusForms,
-                             holds: (AnswerType, String) -> Bool) -> (coverage: Double, segment: Int?) {
-        guard !focus.isEmpty else { return (0, nil) }
-        var best = (coverage: 0.0, segment: Int?.none)
-        for (i, segment) in segments.enumerated() {
-            let sentences = Sentences.split(segment.text)
-            for (j, sentence) in sentences.enumerated() {
-                guard expects.map({ holds($0, sentence) }) ?? true else { continue }
-                let before = j > 0 ? sentences[j - 1] : i > 0 && segments[i - 1].id == segment.id - 1 ? segments[i - 1].text : ""
-                let share = forms.share(of: focus, in: Set(Lexicon.words(before + " " + sentence, .terms)))
-                if share > best.coverage { best = (share, segment.id) }
-                if share == 1 { return best }
-            }
-        }
-        return best
     }
 
     /// The noun the question asks the value of: "price" in "what price did they settle on",
@@ -317,11 +294,11 @@ public enum Answerability {
         }
     }
 
-    static let weights = Weights(bias: 0.661, questionCoverage: -0.314, focusCoverage: -2.086, typedCoverage: 0.807, typeMissing: -0.915,
-                                 modelPassed: 0.594, modelSaysNotFound: -0.559, answerSupport: 0.379, relationMissing: -0.420, sentenceCoverage: 1.509)
+    static let weights = Weights(bias: 0.869, questionCoverage: -0.287, focusCoverage: -2.019, typedCoverage: 0.664, typeMissing: -0.922,
+                                 modelPassed: 0.058, modelSaysNotFound: -0.411, answerSupport: -0.087, relationMissing: -0.542, sentenceCoverage: 2.028)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.5
+    public static let threshold = 0.52
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
