@@ -150,6 +150,25 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertFalse(p.worthRetrying(echoed, echoed.findings))
     }
 
+    /// A variation cut mid-clause is ended before the facts' sentences follow it: run on,
+    /// "…careful planning, In addition, revenue…" read "In" as an invented name and the
+    /// sentence with the facts was taken out again.
+    func testTheSentencesPuttingFactsBackFollowAnEndedSentence() {
+        XCTAssertEqual(FactInsertion.closed("I am confident that with careful planning,"), "I am confident that with careful planning.")
+        XCTAssertEqual(FactInsertion.closed("We expect to be back within"), "We expect to be back within.")
+        XCTAssertEqual(FactInsertion.closed("It is due on 3 March.\n"), "It is due on 3 March.\n")
+        XCTAssertEqual(FactInsertion.closed("Will you come?"), "Will you come?")
+        XCTAssertEqual(FactInsertion.closed("Best regards \u{2014} "), "Best regards.")
+        let selection = "Revenue for October was €1.84M, 6% above forecast. Gross margin slipped to 44%."
+        let cut = "I am writing about our results. I am confident that with careful planning,"
+        let text = FactInsertion.closed(cut) + " " + (FactInsertion.copied(FactGrammar.units(selection).filter { $0.text == "€1.84M" || $0.text == "6%" },
+                                                                          selection: selection, lead: "In addition,") ?? "")
+        XCTAssertEqual(text, "I am writing about our results. I am confident that with careful planning. In addition, revenue for October was €1.84M, 6% above forecast.")
+        let verified = RewriteVerifier.verify(.init(original: selection, rewrite: text, instructions: [], language: "en", lengthBounds: 0.1...10,
+                                                    previous: nil, examples: [], tone: nil), mode: .repair)
+        XCTAssertTrue(verified.value.contains("€1.84M"), "\(verified.findings)")
+    }
+
     func testWithoutGrammarsAFactMissingGetsOneNewVariation() {
         let p = policy(grammar: false)
         let a = attempt(Self.kept, [Self.missing])

@@ -42,7 +42,9 @@ public actor AnalysisCache {
     /// 22: an answer that opens with a shown speaker's label ("Renata: …") is the transcript
     /// continued; answerability reads an answer that restates the question as no answer
     /// (`modelSaysNotFound`), refitted.
-    /// 23: answerability reads a sentence with its speaker and quotes no opening segment, refitted.
+    /// 23: answerability reads a sentence with its speaker and quotes no opening segment,
+    /// refitted; a variation written under the facts grammar gets the facts it left out put
+    /// back, after its last sentence is ended.
     public static let checksVersion = 23
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the

@@ -129,7 +129,8 @@ enum FactInsertion {
     /// end within its tokens.
     static func run(_ units: [FactGrammar.Unit], mending tone: Tone?, selection: String, language: String, into last: Compose.Attempt, engine: any LanguageModel,
                     options: ResolvedOptions, ctx: RequestContext, part: String) async throws -> (out: Generated, text: String?) {
-        let (body, tail) = split(last.text)
+        let (cut, tail) = split(last.text)
+        let body = closed(cut)
         if !units.isEmpty {
             // Copied, not generated: the model's sentences put facts back among words it
             // strewed around them ("your personal journey of 1 April", "we would have a day
@@ -179,6 +180,18 @@ enum FactInsertion {
         if lead == nil { first = first.prefix(1).uppercased() + first.dropFirst() }
         else if !keepsCapital(word, in: selection) { first = first.prefix(1).lowercased() + first.dropFirst() }
         return ([(lead.map { $0 + " " } ?? "") + first] + said.dropFirst().map(\.sentence)).joined(separator: " ")
+    }
+
+    /// `body` with its last sentence ended: one the model left unfinished (at its tokens'
+    /// end, or mid-clause: "…with careful planning,") gets a full stop, so what follows opens
+    /// a sentence of its own. Run on, "…careful planning, In addition, revenue…" read "In"
+    /// as a name inside a sentence, and the sentence carrying the facts was taken out as
+    /// invented (eval, 2026-12-06).
+    static func closed(_ body: String) -> String {
+        let open: Set<Character> = [",", ";", "-", "\u{2013}", "\u{2014}"]
+        let trimmed = String(body.reversed().drop(while: \.isWhitespace).reversed())
+        guard let last = trimmed.last, last.isLetter || last.isNumber || open.contains(last) else { return body }
+        return String(trimmed.reversed().drop { $0.isWhitespace || open.contains($0) }.reversed()) + "."
     }
 
     /// How a sentence that opens with a greeting begins (lower case).
