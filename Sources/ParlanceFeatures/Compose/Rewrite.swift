@@ -120,8 +120,10 @@ extension Compose {
             let toneOff = last.findings.contains { $0.isOpen && $0.code == .toneMismatch }
             let marked = grammars && toneOff && checkedTone != nil && !markerOpeners.isEmpty
             let insert = insertion(after: last)
-            // The tone off too: the sentences open with a marker of it.
-            if !insert.isEmpty { return Plan(insert: insert, mending: mendable(last) ? tone : nil) }
+            // The tone off too: the sentences open with a marker of it. A casual variation's
+            // always do: the selection's sentences pull it toward the selection's register,
+            // and "In addition," further (formality, not casual's contractions and "you").
+            if !insert.isEmpty { return Plan(insert: insert, mending: mendable(last) || casualLead ? tone : nil) }
             // The tone off and nothing else: one sentence opening with a marker phrase.
             if mendable(last), last.findings.filter(\.isOpen).allSatisfy({ $0.code == .toneMismatch }), !last.inserted { return Plan(mending: tone) }
             let grammar = FactGrammar.opening(selection: selection, openers: marked ? markerOpeners : [])
@@ -150,6 +152,10 @@ extension Compose {
             if toneOnly && (a.toneRetried || !(mendable(a) || reopened)) { return false }
             return a.attempt == 1
         }
+
+        /// The sentences putting facts back into a casual English variation open with a casual
+        /// marker ("Just so you know,") whatever its tone scored.
+        var casualLead: Bool { grammars && english && checkedTone == .casual }
 
         /// `a`'s tone is off in a way a sentence of marker phrases mends: the engine takes
         /// grammars, the tone is held to and has such phrases, the selection is English, and
