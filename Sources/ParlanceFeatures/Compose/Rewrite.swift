@@ -121,8 +121,8 @@ extension Compose {
             let marked = grammars && toneOff && checkedTone != nil && !markerOpeners.isEmpty
             let insert = insertion(after: last)
             // The tone off too: the sentences open with a marker of it. A casual variation's
-            // always do: the selection's sentences pull it toward the selection's register,
-            // and "In addition," further (formality, not casual's contractions and "you").
+            // always do: the selection's sentences pull it toward the selection's register, and
+            // "In addition," adds formality and none of casual's markers (a contraction, "you").
             if !insert.isEmpty { return Plan(insert: insert, mending: mendable(last) || casualLead ? tone : nil) }
             // The tone off and nothing else: one sentence opening with a marker phrase.
             if mendable(last), last.findings.filter(\.isOpen).allSatisfy({ $0.code == .toneMismatch }), !last.inserted { return Plan(mending: tone) }

@@ -47,7 +47,8 @@ public enum Answerability {
 
     /// `language` is the document's (a BCP 47 tag or its language): outside English a focus
     /// word meets its other forms by their shared root ("abrió", "abrimos", "abristeis").
-    /// `opening`: the transcript's first segment, never the passage quoted.
+    /// `opening`: the transcript's first segment, which the best sentence's segment never is
+    /// (its welcome names the topic; the extractive answer never quotes it).
     public static func evidence(question: String, segments: [Segment], language: String = "en", opening: Int? = nil) -> Evidence {
         let expects = AnswerType.asked(by: question)
         let focus = focusTerms(question)
