@@ -45,7 +45,9 @@ public actor AnalysisCache {
     /// 23: answerability reads a sentence with its speaker and quotes no opening segment,
     /// refitted; a variation written under the facts grammar gets the facts it left out put
     /// back, after its last sentence is ended.
-    public static let checksVersion = 23
+    /// 24: a number written with a unit (£, #, am/pm) is kept only with it, and a weekday
+    /// opening a sentence is a fact.
+    public static let checksVersion = 24
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -86,7 +86,8 @@ extension Ask {
             // document never gives what is asked: one attempt, no retries.
             attempts.maxAttempts = 1
         }
-        let (best, checked, usage) = try await generate(turn, shown: shown, evidence: evidence, engine: engine, options: options, attempts: attempts, session: s, ctx: ctx)
+        let (best, checked, usage) = try await generate(turn, shown: shown, evidence: evidence, language: input.language.language, engine: engine,
+                                                        options: options, attempts: attempts, session: s, ctx: ctx)
         // Described again once generated: a pool's provenance names the endpoint that served.
         meta.provenance = options.provenance(engine)
         let decision = decide(best, checked: checked, turn: turn, shown: shown, evidence: evidence, input: input, verify: attempts.verify, ctx: ctx)
@@ -211,7 +212,7 @@ extension Ask {
     /// The model's attempts at the answer, as plain prose, each checked against the segments
     /// shown; later attempts add a stricter last line to the same prompt (the transcript
     /// before it stays cached). Then, for the answer kept, its fields (`fields`).
-    static func generate(_ turn: Turn, shown: Shown, evidence: Answerability.Evidence, engine: any LanguageModel, options: ResolvedOptions,
+    static func generate(_ turn: Turn, shown: Shown, evidence: Answerability.Evidence, language: String, engine: any LanguageModel, options: ResolvedOptions,
                          attempts: Attempts, session s: SessionState, ctx: RequestContext) async throws -> (best: Attempted, checked: Verification, usage: Usage) {
         let instructions = [task, fieldsTask, AnalysisPrompt.system, stricter, "Question:", "Transcript:"]
         let passages = AnswerVerifier.Passages(shown.segments)
@@ -242,7 +243,7 @@ extension Ask {
             out.json = ["answer": .string(answer), "citations": [], "relatedTopics": []]
             // The answer's own checks; its citations are judged once the fields are written.
             let verdict = AnswerVerifier.check(question: turn.question, answer: answer, cited: [], passages: passages, instructions: instructions,
-                                               mode: attempts.mode)
+                                               mode: attempts.mode, language: language)
             noAnswerSeen = noAnswerSeen || AnswerVerifier.givesNoAnswer(verdict)
             return Attempted(out: out, user: user, verdict: verdict, attempt: attempt, cut: cut)
         }, check: { (a: Attempted) -> [Finding] in (a.out.stoppedBy.map { [$0] } ?? []) + a.verdict.findings.filter { $0.path != "citations" } })
@@ -263,7 +264,7 @@ extension Ask {
         let cited = d["citations"]?.arrayValue?.compactMap(\.intValue) ?? []
         kept.out.json = ["answer": .string(answer), "citations": .array(cited.map { .int($0) }), "relatedTopics": d["relatedTopics"] ?? []]
         kept.verdict = AnswerVerifier.check(question: turn.question, answer: answer, cited: cited, passages: passages, instructions: instructions,
-                                            mode: attempts.mode, evidence: evidence.expects == nil ? [] : evidence.quote)
+                                            mode: attempts.mode, evidence: evidence.expects == nil ? [] : evidence.quote, language: language)
         let findings = kept.verdict.findings
         verification.issues = findings.map(\.issue)
         verification.passed = !findings.contains(where: \.isOpen)

@@ -63,8 +63,9 @@ public enum AnswerVerifier {
     /// The answer checked and its citations repaired (`.repair`) or reported (`.report`).
     /// `evidence`: the shown segments that hold what is asked beside an answer of the kind
     /// asked for (`Answerability.Evidence.quote`), cited after the answer's own source.
+    /// `language`: the document's, for the forms of the question's words (`saidOfOther`).
     public static func check(question: String, answer: String, cited: [Int], passages: Passages, instructions: [String],
-                             mode: VerifyMode = .repair, evidence: [Int] = []) -> Repaired<Verdict> {
+                             mode: VerifyMode = .repair, evidence: [Int] = [], language: String = "en") -> Repaired<Verdict> {
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
         var findings = degenerate(question: question, answer: text, passages: passages, instructions: instructions)
             .map { [Finding(.degenerate, $0, path: "answer")] } ?? []
@@ -75,6 +76,9 @@ public enum AnswerVerifier {
         }
         if findings.isEmpty, let unit = uncounted(question: question, answer: text) {
             findings.append(Finding(.notAnswered, .countOfOther(unit), path: "answer"))
+        }
+        if findings.isEmpty, case let other = saidOfOther(question: question, answer: text, segments: passages.segments, language: language), !other.isEmpty {
+            findings.append(Finding(.notAnswered, .valueOfOther(other), path: "answer"))
         }
         let invented = Facts.unsupported(in: withoutReferences(text), by: factSources(question: question, segments: passages.segments))
         if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }

@@ -13,14 +13,18 @@ public enum Facts {
         public var text: String
         /// What is compared: the value without separators, or the folded name.
         public var key: String
+        /// A number's unit where it stands (`FactUnits`): "£" for "£2,750", "#" for "#48213",
+        /// "am" for "7am"; nil for a bare number and a name.
+        public var unit: String? = nil
     }
 
     /// The facts of `text`, in order of first appearance, each once.
     public static func extract(_ text: String) -> [Fact] {
         var out: [Fact] = []
         var seen = Set<String>()
+        let measured = measuredNumbers(text)
         for (span, key) in numberSpans(text) where seen.insert("n" + key).inserted {
-            out.append(Fact(kind: .number, text: span, key: key))
+            out.append(Fact(kind: .number, text: span, key: key, unit: measured.first { $0.key == key }?.unit))
         }
         let midSentence = capitalisedMidSentence(text)
         for (w, sentenceStart) in capitalisedWords(text) {
@@ -28,8 +32,9 @@ public enum Facts {
             guard !notNames.contains(key), w.count >= 2 else { continue }
             // Sentence-initial: capitalised anyway, so a name only when it is capitalised
             // mid-sentence elsewhere, or starts a run of capitalised words ("Canal House"),
-            // or is not a common opening word and is followed by a verb-like word (is, will, said…).
-            if sentenceStart && !midSentence.contains(key) && !startsName(w, in: text) { continue }
+            // or is not a common opening word and is followed by a verb-like word (is, will, said…),
+            // or is a weekday or a month ("Tuesdays are our in-office day").
+            if sentenceStart && !midSentence.contains(key) && !startsName(w, in: text) && !isCalendar(key) { continue }
             if seen.insert("w" + key).inserted { out.append(Fact(kind: .name, text: w, key: key)) }
         }
         // Weekdays and months are facts however they are written ("moving it to friday"; Spanish
@@ -61,13 +66,21 @@ public enum Facts {
         return out
     }
 
-    /// The facts that `candidate` does not contain.
+    /// Weekdays and months, in the singular or the plural, but for "May", "March" and "Mars".
+    static func isCalendar(_ key: String) -> Bool {
+        lowercaseCalendar.contains(key) || weekdayOfPlural(key) != nil
+    }
+
+    /// The facts that `candidate` does not contain. A number with a unit is contained only
+    /// with that unit (`FactUnits`).
     public static func missing(_ facts: [Fact], in candidate: String) -> [Fact] {
         let numbersThere = Set(numberSpans(candidate).map(\.key))
+        let measured = facts.contains { $0.unit != nil } ? measuredNumbers(candidate) : []
         let namesThere = nameKeys(candidate)
         return facts.filter { f in
             switch f.kind {
-            case .number: !numbersThere.contains(f.key)
+            case .number:
+                if let unit = f.unit { !measured.contains { $0.key == f.key && $0.unit == unit } } else { !numbersThere.contains(f.key) }
             // A weekday the source writes in the plural is kept by the weekday.
             case .name: !namesThere.contains(f.key) && !(weekdayOfPlural(f.key).map(namesThere.contains) ?? false)
             }

@@ -53,6 +53,8 @@ extension Finding {
         case notAnswered(AskStream.AnswerType)
         /// The question counts a unit ("how many nurses") and no sentence of the answer gives a number of it.
         case countOfOther(String)
+        /// The answer's figures or names, which the segments say only of something else (`AnswerVerifier.saidOfOther`).
+        case valueOfOther([String])
         case factsNotInSegments([String])
         /// Cited segments that share little with the question and the answer.
         case weakCitations([Int])
@@ -123,6 +125,8 @@ extension Finding {
         case .answerOpensWithLabel(let label): "the answer opens with a speaker's label (\"\(Finding.clip(label)):\"): it goes on writing the transcript"
         case .notAnswered(let type): "the question asks for \(type.phrase) and the answer gives none"
         case .countOfOther(let unit): "the question asks how many (\(unit)) and no sentence of the answer gives a number of them"
+        case .valueOfOther(let facts):
+            "the segments give " + facts.joined(separator: ", ") + " only in sentences that name nothing the question asks about: the value of something else"
         case .factsNotInSegments(let facts): "not in the segments shown: " + facts.joined(separator: ", ")
         case .namesNotInTranscript(let names): "not in the transcript, moved to unverified: " + names.joined(separator: ", ")
         case .weakCitations(let ids):

@@ -84,7 +84,7 @@ public enum RewriteVerifier {
     /// found apart), of its instructions (left to the echo check) and a greeting's "Team".
     static func invented(in text: String, _ x: Input, borrowed: [Facts.Fact]) -> [Facts.Fact] {
         Facts.unsupported(in: text, by: factSources(original: x.original, previous: x.previous)).filter { f in
-            !borrowed.contains(f) && !(f.kind == .name && (x.instructions.contains { $0.contains(f.text) } || Facts.addressees.contains(f.key)))
+            !borrowed.contains { $0.kind == f.kind && $0.key == f.key } && !(f.kind == .name && (x.instructions.contains { $0.contains(f.text) } || Facts.addressees.contains(f.key)))
         }
     }
 

@@ -43,7 +43,7 @@ public enum TextChecks {
         "as an ai", "as a language model", "as a language ai", "as an artificial intelligence", "i am an ai", "i'm an ai",
         "language ai", "ai language model", "i don't have the capability", "i do not have the capability", "i'm not able to",
         "i am not able to", "i am unable to", "i'm unable to", "i cannot fulfill", "i can't fulfill", "i cannot assist",
-        "i can't assist", "i can't help with", "i cannot help with", "i cannot provide", "i can't provide", "i cannot rewrite",
+        "i can't assist", "i can't help", "i cannot help", "i can not help", "i cannot provide", "i can't provide", "i cannot rewrite",
         "i can't rewrite", "i'm sorry, but i", "i am sorry, but i", "i apologize, but i", "i don't have access", "i do not have access",
         "i don't have personal", "i do not have personal", "my programming", "my training data", "openai", "chatgpt",
         "como modelo de lenguaje", "como ia", "en tant qu'ia", "en tant que modèle",
