@@ -52,6 +52,8 @@ final class VerifierTests: XCTestCase {
         XCTAssertNil(TextChecks.refusal(in: "Sorry, I can't make Friday; could we meet on Monday?"))
         // An empathetic variation of the compose tuning part ended so, and passed.
         XCTAssertNotNil(TextChecks.refusal(in: "I propose renegotiating with Maersk. I'm sorry sorry, but I can't help it."))
+        XCTAssertNotNil(TextChecks.refusal(in: "I apologise, but I can't write this email for you."))
+        XCTAssertNotNil(TextChecks.refusal(in: "Lo siento, no puedo reescribir este mensaje."))
         // An apology that says "I'm sorry, but I" in the selection may say it in the rewrite.
         let source = "I'm sorry, but I cannot attend the review on Friday."
         XCTAssertNil(TextChecks.refusal(in: "I am sorry, but I cannot attend Friday's review. I'm sorry, but I will be away.", source: source))

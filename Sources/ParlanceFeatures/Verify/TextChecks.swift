@@ -46,7 +46,10 @@ public enum TextChecks {
         "i can't assist", "i can't help", "i cannot help", "i can not help", "i cannot provide", "i can't provide", "i cannot rewrite",
         "i can't rewrite", "i'm sorry, but i", "i am sorry, but i", "i apologize, but i", "i don't have access", "i do not have access",
         "i don't have personal", "i do not have personal", "my programming", "my training data", "openai", "chatgpt",
-        "como modelo de lenguaje", "como ia", "en tant qu'ia", "en tant que modèle",
+        "i cannot comply", "i can't comply", "i cannot do that", "i can't do that", "i won't help", "i won't assist", "i cannot write",
+        "i can't write", "i cannot complete", "i can't complete", "i apologise, but", "a large language model", "an ai model",
+        "como modelo de lenguaje", "como ia", "lo siento, pero no puedo", "lo siento, no puedo", "en tant qu'ia", "en tant que modèle",
+        "désolé, mais je ne peux pas", "désolé, je ne peux pas", "je ne peux pas vous aider",
     ]
 
     /// The refusal phrase `candidate` uses that `source` does not (a rewrite of an apology
