@@ -19,7 +19,7 @@ from .daemon import daemon_defaults, method_params, run_column
 from .data import load_data
 from .peer import llama_server_path, peer_model_path, run_peer
 from .report import report
-from .spread import spread, spread_lines
+from .spread import compare_lines, spread, spread_lines
 from .summary import summarize
 
 
@@ -46,6 +46,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--repeat", type=int, default=1,
                     help="run everything N times, run k with seed + k, and print every figure's mean and range "
                          "over the runs after the last run's tables (default 1)")
+    ap.add_argument("--against", metavar="BINARY",
+                    help="another daemon binary (a baseline) whose daemon columns run after this one's for every seed, "
+                         "interleaved, so both see the machine in the same state; prints each figure's mean and range "
+                         "for both side by side (with --repeat N: over N seeds)")
     ap.add_argument("--llama-server", help="llama-server for the peer column (default: $PARLANCE_LLAMA_SERVER, "
                                            "else scripts/setup-llama-server.sh)")
     ap.add_argument("--peer-model", help="GGUF for the peer (default: $PARLANCE_MODEL, else $PARLANCE_DEFAULT_MODEL)")
@@ -73,10 +77,8 @@ def main() -> int:
 
 def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, Any], t0: float, started: str,
         snapdir: str) -> int:
-    snapshot = os.path.join(snapdir, "parlance")
-    shutil.copy2(args.binary, snapshot)
-    with open(snapshot, "rb") as f:
-        binary_sha = hashlib.sha256(f.read()).hexdigest()
+    snapshot, binary_sha = snapshot_of(args.binary, snapdir, "parlance")
+    against = snapshot_of(args.against, snapdir, "against") if args.against else None
     args.daemon = snapshot
     spec = method_params(snapshot)
     defaults = daemon_defaults(snapshot)
@@ -91,17 +93,28 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         f"context {defaults['contextSize']}, {defaults['threads']} threads")
 
     summaries: List[Dict[str, Any]] = []
+    baselines: List[Dict[str, Any]] = []
     seeds = [args.seed + k for k in range(max(1, args.repeat))]
     for k, s in enumerate(seeds):
         set_seed(s)
         if len(seeds) > 1:
             log(f"eval: run {k + 1} of {len(seeds)}, seed {s}")
+        args.daemon = snapshot
         raw = run_columns(columns, "peer" in wanted, args, spec, data, defaults)
         summary, full, has_held = summarize(raw, data, args, defaults, supported, binary_sha, started, t0)
         summaries.append(summary)
-    if len(seeds) > 1:
+        if against:
+            # The baseline right after, on the same seed: the machine's state moves whole runs.
+            log(f"eval: --against {args.against}, seed {s}")
+            args.daemon = against[0]
+            base_raw = run_columns(columns, False, args, spec, data, defaults)
+            baselines.append(summarize(base_raw, data, args, defaults, supported, against[1], started, t0)[0])
+    if len(seeds) > 1 or against:
         summary["spread"] = full["spread"] = spread(summaries)
         full["runs"] = summaries[:-1]
+    if against:
+        summary["against"] = full["against"] = {"binary": args.against, "binarySha256": against[1][:16], "spread": spread(baselines),
+                                                "runs": baselines}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(full, f, indent=2, ensure_ascii=False)
@@ -110,11 +123,21 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         print(report(summary, has_held))
-        if len(seeds) > 1:
+        if len(seeds) > 1 and not against:
             print("\n".join(spread_lines(summary["spread"], len(seeds), seeds)))
+        if against:
+            print("\n".join(compare_lines(summary["spread"], summary["against"]["spread"], seeds, args.against)))
     log(f"eval: {summary['targetsMet']}/{summary['targetsMeasured']} targets met; details in "
         f"{os.path.relpath(args.out, ROOT)}; {summary['wallSeconds']} s")
     return 0 if summary["ok"] else 1
+
+
+def snapshot_of(binary: str, snapdir: str, name: str) -> Tuple[str, str]:
+    """A copy of the daemon binary taken now (a rebuild during the run changes nothing) and its SHA-256."""
+    path = os.path.join(snapdir, name)
+    shutil.copy2(binary, path)
+    with open(path, "rb") as f:
+        return path, hashlib.sha256(f.read()).hexdigest()
 
 
 def choose_columns(args: argparse.Namespace, ap: argparse.ArgumentParser,

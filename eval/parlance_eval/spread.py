@@ -1,7 +1,9 @@
 """Several runs of one binary (--repeat N, run k with seed + k): every figure's mean and range
 over the runs, per part and column, and the on/off wall-time ratios. One run of the small
 model moves by more than most changes do (formal above casual went from 0.47 to 0.87 with
-the same prompts), so a before and after is read from means and ranges, not one run each."""
+the same prompts), so a before and after is read from means and ranges, not one run each.
+With --against, a baseline binary's runs interleaved with them, side by side: a batch of runs
+an hour apart moves too (the machine's speed sets the attempts' time budgets)."""
 
 from __future__ import annotations
 
@@ -76,5 +78,22 @@ def spread_lines(sp: Dict[str, Any], runs: int, seeds: List[int]) -> List[str]:
             lines.append(cells_row(label, [cell(x) for x in cells]))
     for name, x in sp["ratios"].items():
         lines.append(cells_row(f"on/off wall time {name[len('onOffWallTimeRatio'):] or '(whole run)'}", [cell(x)]))
+    lines.append("")
+    return lines
+
+
+def compare_lines(this: Dict[str, Any], base: Dict[str, Any], seeds: List[int], against: str) -> List[str]:
+    """The table printed with --against: per part and daemon column, each figure's mean [min-max]
+    for this binary and the baseline, run interleaved on the same seeds."""
+    lines = [f"== this binary and {against}, interleaved over seeds {', '.join(map(str, seeds))}: mean [min-max]"]
+    for part, title in (("heldOut", "held-out part"), ("tuning", "tuning part")):
+        mine, theirs = this.get(part) or {}, base.get(part) or {}
+        for col in [c for c in mine if c in theirs]:
+            lines.append(f"-- {title}, column {col}")
+            lines.append(cells_row("figure", ["this", "against"]))
+            for name, _fam, _key, label, *_ in FIGURES:
+                a, b = mine[col].get(name), theirs[col].get(name)
+                if a or b:
+                    lines.append(cells_row(label, [cell(a), cell(b)]))
     lines.append("")
     return lines
