@@ -49,7 +49,11 @@ final class VerifierTests: XCTestCase {
     func testRefusalIsOnlyARefusalWhenTheSourceDidNotSayIt() {
         XCTAssertNotNil(TextChecks.refusal(in: "I'm sorry for the misunderstanding, but as a language AI, I don't have the capability to do that."))
         XCTAssertNotNil(TextChecks.refusal(in: "As an AI language model I cannot rewrite this."))
-        XCTAssertNil(TextChecks.refusal(in: "Sorry, I can't make Friday; could we meet on Monday?"))
+        // An apology for what the writer cannot do is a rewrite only of a text that says so.
+        XCTAssertNil(TextChecks.refusal(in: "Sorry, I can't make Friday; could we meet on Monday?", source: "I won't be able to make Friday. Monday?"))
+        XCTAssertNotNil(TextChecks.refusal(in: "Sorry, I can't rewrite that. Could we meet on Monday?", source: "Moving the review to Monday."))
+        XCTAssertNotNil(TextChecks.refusal(in: "Sorry, but I'm unable to do this.", source: "The review won't happen on Friday."))
+        XCTAssertNotNil(TextChecks.refusal(in: "Renewal is on 1 December. I'm sorry, I don't have the ability to provide a response atm."))
         // An empathetic variation of the compose tuning part ended so, and passed.
         XCTAssertNotNil(TextChecks.refusal(in: "I propose renegotiating with Maersk. I'm sorry sorry, but I can't help it."))
         XCTAssertNotNil(TextChecks.refusal(in: "I apologise, but I can't write this email for you."))

@@ -41,8 +41,8 @@ public enum TextChecks {
     /// Phrases by which a model refuses or talks about itself instead of doing the task.
     static let refusalPhrases = [
         "as an ai", "as a language model", "as a language ai", "as an artificial intelligence", "i am an ai", "i'm an ai",
-        "language ai", "ai language model", "i don't have the capability", "i do not have the capability", "i'm not able to",
-        "i am not able to", "i am unable to", "i'm unable to", "i cannot fulfill", "i can't fulfill", "i cannot assist",
+        "language ai", "ai language model", "i don't have the capability", "i do not have the capability", "i don't have the ability",
+        "i do not have the ability", "i'm not able to", "i am not able to", "i am unable to", "i'm unable to", "i cannot fulfill", "i can't fulfill", "i cannot assist",
         "i can't assist", "i can't help", "i cannot help", "i can not help", "i cannot provide", "i can't provide", "i cannot rewrite",
         "i can't rewrite", "i'm sorry, but i", "i am sorry, but i", "i apologize, but i", "i don't have access", "i do not have access",
         "i don't have personal", "i do not have personal", "my programming", "my training data", "openai", "chatgpt",
@@ -52,11 +52,21 @@ public enum TextChecks {
         "désolé, mais je ne peux pas", "désolé, je ne peux pas", "je ne peux pas vous aider",
     ]
 
+    /// An apology for what the writer cannot do: a refusal ("Sorry, I can't help with that"),
+    /// unless the source says its writer cannot do something too ("I won't be able to make
+    /// Friday" may become "Sorry, I can't make Friday"). Expanded spellings.
+    static let apologisedInability = ["sorry, i cannot", "sorry, but i cannot", "sorry i cannot", "sorry, i can not", "sorry, i am unable",
+                                      "sorry, but i am unable", "sorry, i am not able"]
+    static let statedInability = ["i cannot", "i can not", "i am unable", "i am not able", "i will not be able", "i could not", "i couldn't",
+                                  "sorry"]
+
     /// The refusal phrase `candidate` uses that `source` does not (a rewrite of an apology
     /// may say "I'm sorry, but I cannot attend" when the original did).
     public static func refusal(in candidate: String, source: String = "") -> String? {
         let c = Lexicon.expanded(candidate), s = Lexicon.expanded(source)
-        return refusalPhrases.first { c.contains(Lexicon.expanded($0)) && !s.contains(Lexicon.expanded($0)) }
+        if let phrase = refusalPhrases.first(where: { c.contains(Lexicon.expanded($0)) && !s.contains(Lexicon.expanded($0)) }) { return phrase }
+        guard !statedInability.contains(where: s.contains) else { return nil }
+        return apologisedInability.first(where: c.contains)
     }
 
     /// A run of `n` words of the prompt's own instructions that `candidate` repeats and
