@@ -83,7 +83,7 @@ public enum AskStream: GeneratingMethod {
             self.answerSupport = answerSupport
         }
         public static let schemaHints: [String: SchemaHint] = [
-            "probability": SchemaHint(description: "Calibrated probability that the document answers the question (a logistic model over the fields below, fitted on a labeled set by eval/fit_abstention.py). Below the threshold fitted with it the answer is not found.", minimum: 0, maximum: 1),
+            "probability": SchemaHint(description: "Calibrated probability that the document answers the question (a logistic model over those of the fields below that eval/fit_abstention.py keeps by cross-validated log loss, fitted on a labeled set). Below the threshold fitted with it the answer is not found; when no answer of the model could reach it, the model is not asked (verification.attempts 0).", minimum: 0, maximum: 1),
             "expects": SchemaHint(description: "The kind of answer the question's wording asks for; absent when it does not say."),
             "questionCoverage": SchemaHint(description: "Share of the question's content words found anywhere in the document.", minimum: 0, maximum: 1),
             "focusCoverage": SchemaHint(description: "Best share of the question's focus words (its content words without those that only say what is asked, such as cost or name) in one passage of one or two segments.", minimum: 0, maximum: 1),

@@ -125,6 +125,16 @@ final class AskTests: XCTestCase {
         let nf = d.progress(token: "nf")
         assertNoModelWork(nf, "a question with no relevant segment")
         XCTAssertEqual(streamedText(nf), r["answer"]?.stringValue)
+        // A near miss (the letters are there, no count of them): the evidence alone says the
+        // document does not answer, so no answer the model could write is asked for.
+        let near = try ask(["uri": .string(Self.uri), "question": "How many patient letters does the hospital group send?", "workDoneToken": "nm"])
+        XCTAssertEqual(near["found"], false, "\(near)")
+        XCTAssertGreaterThanOrEqual(near["retrieval"]?["termCoverage"]?.doubleValue ?? 0, 0.4, "retrieval found the subject")
+        XCTAssertLessThan(near["answerability"]?["probability"]?.doubleValue ?? 1, 0.5)
+        XCTAssertEqual(near["verification"]?["attempts"], 0)
+        XCTAssertEqual(near["verification"]?["issues"]?.arrayValue?.first?["code"], "notAnswered")
+        XCTAssertEqual(near["usage"]?["generatedTokens"], 0)
+        assertNoModelWork(d.progress(token: "nm"), "a near miss the evidence rules out")
         // In French when asked in French: the fallback message is localized, never silent.
         let fr = try ask(["uri": .string(Self.uri), "question": "Quelle est la recette des lasagnes aux épinards ?", "language": "fr"])
         XCTAssertEqual(fr["found"], false)

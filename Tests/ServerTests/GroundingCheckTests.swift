@@ -242,18 +242,33 @@ final class GroundingCheckTests: XCTestCase {
     }
 
     func testProbabilityRisesWithEvidenceAndASupportedAnswer() {
-        func f(_ typed: Double, missing: Bool, passed: Bool, notFound: Bool, support: Double) -> Double {
+        func x(_ typed: Double, missing: Bool, passed: Bool, notFound: Bool, support: Double) -> Answerability.Features {
             // The focus words stand beside the amount when a passage holds one (`sentenceCoverage`).
             var features = Answerability.Features(expects: .amount, questionCoverage: 1, focusCoverage: 1, typedCoverage: typed, typeMissing: missing,
                                                   modelPassed: passed, modelSaysNotFound: notFound, answerSupport: support)
             features.sentenceCoverage = typed
-            return Answerability.probability(features)
+            return features
+        }
+        func f(_ typed: Double, missing: Bool, passed: Bool, notFound: Bool, support: Double) -> Double {
+            Answerability.probability(x(typed, missing: missing, passed: passed, notFound: notFound, support: support))
         }
         let answered = f(1, missing: false, passed: true, notFound: false, support: 1)
         let nearMiss = f(0, missing: true, passed: true, notFound: false, support: 0.3)
         XCTAssertGreaterThanOrEqual(answered, Answerability.threshold)
         XCTAssertLessThan(nearMiss, Answerability.threshold)
-        XCTAssertLessThan(f(1, missing: false, passed: true, notFound: true, support: 0), answered)
+        // Whatever the model's answer did, the probability stays at or below the evidence's
+        // ceiling: below the threshold the model need not be asked.
+        for typed in [0.0, 0.5, 1] {
+            for passed in [false, true] {
+                for notFound in [false, true] {
+                    for support in [0.0, 0.5, 1] {
+                        let features = x(typed, missing: typed == 0, passed: passed, notFound: notFound, support: support)
+                        XCTAssertLessThanOrEqual(Answerability.probability(features), Answerability.ceiling(features) + 1e-12)
+                    }
+                }
+            }
+        }
+        XCTAssertLessThan(Answerability.ceiling(x(0, missing: true, passed: false, notFound: true, support: 0)), Answerability.threshold)
         XCTAssertEqual(Answerability.answerTermsFound(answer: "It cost £86,000 for the roof.", question: "What did the library roof cost?", segments: council), 1)
         XCTAssertEqual(Answerability.answerTermsFound(answer: "A grant from the lottery fund.", question: "What did the roof cost?", segments: council), 0)
     }

@@ -48,7 +48,7 @@ public actor AnalysisCache {
     /// 24: a number written with a unit (£, #, am/pm) is kept only with it, and a weekday
     /// opening a sentence is a fact.
     /// 25: more refusals are refusals ("I apologise, but", "I won't help", "lo siento, no puedo").
-    public static let checksVersion = 26
+    public static let checksVersion = 27
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.

@@ -102,10 +102,13 @@ extension Ask {
         let found = d.outcome != .notFound
         let score = found ? d.answerability.probability : 1 - d.answerability.probability
         let topics = Analyses.dedupe(out.json?["relatedTopics"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        return meta.result(answer: d.answer, found: found, citations: d.citations, confidence: score >= 0.8 ? .high : score >= 0.5 ? .medium : .low,
+        return meta.result(answer: d.answer, found: found, citations: d.citations, confidence: confidence(score),
                            score: (score * 1000).rounded() / 1000, answerability: d.answerability, topics: found ? topics : [],
                            usage: usage, verification: d.verification)
     }
+
+    /// The confidence named by its score: high from 0.8, medium from 0.5.
+    static func confidence(_ score: Double) -> AskStream.Confidence { score >= 0.8 ? .high : score >= 0.5 ? .medium : .low }
 
     /// What every result of a turn carries besides its answer.
     struct Meta {

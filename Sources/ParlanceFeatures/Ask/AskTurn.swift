@@ -72,19 +72,24 @@ extension Ask {
     static func answer(_ p: AskStream.Params, input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, session s: inout SessionState,
                        ctx: RequestContext) async throws -> AskStream.Result {
         // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
-        var attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
+        let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
         var turn = await begin(p, input: input, engine: engine, options: options, attempts: attempts, session: s)
         if s.turns.isEmpty, let hit = try await cached(&turn, session: &s, ctx: ctx) { return hit }
         ctx.progress.report("retrieving", 2, phase: .tokenizing)
         let retrieved = await retrieve(&turn, input: input, engine: engine, options: options, session: &s)
         var meta = Meta(sessionId: s.id, turn: turn.number, input: input, provenance: options.provenance(engine), retrieval: retrieved.retrieval)
-        guard case .shown(let shown) = retrieved else { return await nothingRelevant(&turn, input: input, meta: meta, session: &s, ctx: ctx) }
+        let nothing = Verification(passed: true, attempts: 0, issues: [], fallback: .notFound)
+        guard case .shown(let shown) = retrieved else { return await notFound(&turn, input: input, meta: meta, verification: nothing, session: &s, ctx: ctx) }
         let evidence = Answerability.evidence(question: turn.question, segments: shown.segments, language: input.language.language,
                                               opening: input.transcript.segments.first?.id)
-        if features(evidence, coverage: shown.coverage, passed: true, saysNotFound: false, support: 1).probability < Answerability.threshold {
-            // Even a passing, supported answer would not outweigh the evidence that the
-            // document never gives what is asked: one attempt, no retries.
-            attempts.maxAttempts = 1
+        let unasked = features(evidence, coverage: shown.coverage, passed: false, saysNotFound: false, support: 0)
+        if attempts.verify, Answerability.ceiling(unasked) < Answerability.threshold {
+            // No answer the model could write would outweigh the evidence that the document
+            // never gives what is asked: not found, with no model call.
+            var v = nothing
+            v.issues = [Finding(.notAnswered, .notInDocument(expects: evidence.expects, answerability: unasked.probability), path: "answer",
+                                action: .replaced(by: .notFound)).issue]
+            return await notFound(&turn, input: input, meta: meta, answerability: unasked, verification: v, session: &s, ctx: ctx)
         }
         let (best, checked, usage) = try await generate(turn, shown: shown, evidence: evidence, language: input.language.language, engine: engine,
                                                         options: options, attempts: attempts, session: s, ctx: ctx)
@@ -183,16 +188,20 @@ extension Ask {
                             retrieval: retrieval, coverage: sel.coverage))
     }
 
-    /// Nothing relevant: say so, with no model call and no citation.
-    static func nothingRelevant(_ turn: inout Turn, input: AnalysisInput, meta: Meta, session s: inout SessionState, ctx: RequestContext) async -> AskStream.Result {
+    /// Nothing relevant, or evidence no answer could outweigh (`answerability`): say so, with
+    /// no model call and no citation.
+    static func notFound(_ turn: inout Turn, input: AnalysisInput, meta: Meta, answerability: AskStream.Answerability? = nil, verification: Verification,
+                         session s: inout SessionState, ctx: RequestContext) async -> AskStream.Result {
         let text = Retrieval.notFound(input.language.language)
         s.turns += [ChatMessage(.user, "Question: \(turn.question)"), ChatMessage(.assistant, text)]
         s.history = []
         turn.convo.exchanges.append((turn.question, text))
         await Conversations.shared.set(s.id, turn.convo)
-        ctx.progress(.init(kind: .report, percentage: 100, phase: .done, delta: text))
-        return meta.result(answer: text, found: false, citations: [], confidence: .low, topics: [], usage: .zero,
-                           verification: Verification(passed: true, attempts: 0, issues: [], fallback: .notFound))
+        ctx.progress(.init(kind: .report, message: answerability == nil ? nil : "the document does not answer the question", percentage: 100,
+                           phase: .done, delta: text))
+        let score = answerability.map { ((1 - $0.probability) * 1000).rounded() / 1000 }
+        return meta.result(answer: text, found: false, citations: [], confidence: confidence(score ?? 0), score: score, answerability: answerability,
+                           topics: [], usage: .zero, verification: verification)
     }
 
     /// The answerability features of this question's evidence and an answer's checks, with

@@ -13,7 +13,10 @@ import ParlanceProtocol
 ///
 /// `probability` turns the evidence and the model's own answer into a calibrated
 /// probability that the document answers the question: a logistic model fitted on the
-/// labeled set's tuning part (`eval/fit_abstention.py`), threshold `threshold`.
+/// labeled set's tuning part (`eval/fit_abstention.py`), threshold `threshold`, over the
+/// features that fit chooses (by cross-validated log loss: since stop 78, the evidence's
+/// focus, sentence and type alone; the model's answer weighs nothing, so where the evidence
+/// says no, `ceiling`, the model is not asked).
 public enum Answerability {
     public typealias AnswerType = AskStream.AnswerType
     /// What `probability` reads: the evidence, and what the model's answer did (the result's `answerability`).
@@ -295,15 +298,26 @@ public enum Answerability {
         }
     }
 
-    static let weights = Weights(bias: 0.869, questionCoverage: -0.287, focusCoverage: -2.019, typedCoverage: 0.664, typeMissing: -0.922,
-                                 modelPassed: 0.058, modelSaysNotFound: -0.411, answerSupport: -0.087, relationMissing: -0.542, sentenceCoverage: 2.028)
+    static let weights = Weights(bias: 0.762, questionCoverage: 0.000, focusCoverage: -1.998, typedCoverage: 0.000, typeMissing: -0.982,
+                                 modelPassed: 0.000, modelSaysNotFound: 0.000, answerSupport: 0.000, relationMissing: 0.000, sentenceCoverage: 2.296)
 
     /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.52
+    public static let threshold = 0.5
 
     /// The probability that the document answers the question.
     public static func probability(_ f: Features) -> Double {
         1 / (1 + exp(-weights.logit(f)))
+    }
+
+    /// The highest probability an answer of the model could reach on this evidence: `f` with
+    /// what the model's answer sets (passed, no answer, support) each the way its weight
+    /// raises the probability. Below `threshold` no answer the model writes is returned.
+    public static func ceiling(_ f: Features) -> Double {
+        var best = f
+        best.modelPassed = weights.modelPassed > 0
+        best.modelSaysNotFound = weights.modelSaysNotFound > 0
+        best.answerSupport = weights.answerSupport > 0 ? 1 : 0
+        return probability(best)
     }
 
     /// Share of the answer's content terms that are not the question's and occur in
