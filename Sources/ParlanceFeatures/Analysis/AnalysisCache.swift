@@ -48,6 +48,10 @@ public actor AnalysisCache {
     /// 24: a number written with a unit (£, #, am/pm) is kept only with it, and a weekday
     /// opening a sentence is a fact.
     /// 25: more refusals are refusals ("I apologise, but", "I won't help", "lo siento, no puedo").
+    /// 26: an apology for what the writer cannot do ("Sorry, I can't …") is a refusal where the
+    /// selection says nothing of the kind.
+    /// 27: answerability reads three features (threshold 0.5), and where no answer could reach
+    /// the threshold the model is not asked.
     public static let checksVersion = 27
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the

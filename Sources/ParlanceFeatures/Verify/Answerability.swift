@@ -14,9 +14,9 @@ import ParlanceProtocol
 /// `probability` turns the evidence and the model's own answer into a calibrated
 /// probability that the document answers the question: a logistic model fitted on the
 /// labeled set's tuning part (`eval/fit_abstention.py`), threshold `threshold`, over the
-/// features that fit chooses (by cross-validated log loss: since stop 78, the evidence's
-/// focus, sentence and type alone; the model's answer weighs nothing, so where the evidence
-/// says no, `ceiling`, the model is not asked).
+/// features that fit chooses by cross-validated log loss (now the evidence's focus, sentence
+/// and missing type alone: the model's answer weighs nothing, so where the evidence says no,
+/// `ceiling`, the model is not asked).
 public enum Answerability {
     public typealias AnswerType = AskStream.AnswerType
     /// What `probability` reads: the evidence, and what the model's answer did (the result's `answerability`).

@@ -53,8 +53,8 @@ public enum TextChecks {
     ]
 
     /// An apology for what the writer cannot do: a refusal ("Sorry, I can't help with that"),
-    /// unless the source says its writer cannot do something too ("I won't be able to make
-    /// Friday" may become "Sorry, I can't make Friday"). Expanded spellings.
+    /// unless the source apologises or says its writer cannot do something too ("I won't be
+    /// able to make Friday" may become "Sorry, I can't make Friday"). Expanded spellings.
     static let apologisedInability = ["sorry, i cannot", "sorry, but i cannot", "sorry i cannot", "sorry, i can not", "sorry, i am unable",
                                       "sorry, but i am unable", "sorry, i am not able"]
     static let statedInability = ["i cannot", "i can not", "i am unable", "i am not able", "i will not be able", "i could not", "i couldn't",
