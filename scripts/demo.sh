@@ -13,12 +13,33 @@ t0 = time.time()
 p = subprocess.Popen([bin_, "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 def send(msg):
     p.stdin.write(json.dumps(msg) + "\n"); p.stdin.flush()
+# The model's draft streams as it is written, but a draft is not the summary: verification
+# may generate again or replace it. So the demo shows the work as it goes (one line, redrawn
+# on a terminal) and what verification said, then the verified result: what a person should read.
+tty = sys.stdout.isatty()
+state = {"chars": 0, "attempt": 1, "shown": ""}
+def progress(v):
+    if v.get("restart"):
+        state["chars"] = 0
+        state["attempt"] = v.get("attempt") or state["attempt"] + 1
+    if v.get("delta"):
+        state["chars"] += len(v["delta"])
+    msg = v.get("message") or ""
+    if v.get("kind") == "report" and msg and "fail" in msg:
+        # A verdict on a draft: said once, on its own line.
+        if tty: sys.stdout.write("\r\033[K")
+        print(f"  verification: {msg}")
+    line = f"  {v.get('percentage', 0):>3}%  {msg[:60]:<60}  draft {state['attempt']}: {state['chars']} chars"
+    if tty:
+        sys.stdout.write("\r\033[K" + line); sys.stdout.flush()
+    elif msg and msg != state["shown"]:
+        print(f"  {v.get('percentage', 0):>3}%  {msg}")
+        state["shown"] = msg
 def read_until(id_):
     for line in p.stdout:
         msg = json.loads(line)
         if msg.get("method") == "$/progress":
-            v = msg["params"]["value"]
-            if v.get("delta"): sys.stdout.write(v["delta"]); sys.stdout.flush()
+            progress(msg["params"]["value"])
             continue
         if msg.get("id") == id_:
             return msg
@@ -31,7 +52,7 @@ if m["availability"] != "available":
     raise SystemExit(f"model unavailable: {m.get('reason')}: {m.get('message')}")
 print(f"Parlance {init['result']['serverInfo']['version']} · model {m['model']['name'] or m['model']['path']} "
       f"({m['model']['parameters']/1e6:.0f}M params, ctx {m['model']['contextSize']})")
-print(f"Summarizing {sample} …  (streamed JSON from the model)\n")
+print(f"Summarizing {sample} …\n")
 send({"jsonrpc": "2.0", "id": 2, "method": "analysis/summarize", "params": {"text": text, "workDoneToken": "demo"}})
 r = read_until(2)
 print("\n")
@@ -43,6 +64,12 @@ print("Main topics:    ", "; ".join(s["mainTopics"]))
 print("Key takeaways:")
 for t in s["keyTakeaways"]: print("  -", t)
 print("Audience:       ", s["targetAudience"], "· engagement:", s["engagementLevel"], "· language:", s["language"])
+v = s["verification"]
+how = {"extractive": "the model's summary failed its checks on every attempt: an outline of the transcript stands in",
+       "repaired": "repaired where the checks found a problem"}.get(v.get("fallback"), "the model's own result")
+print(f"Verified:        {'passed' if v['passed'] else 'NOT passed'} after {v['attempts']} attempt(s); {how}")
+for i in v["issues"]:
+    print(f"  - {i['message']}{' (repaired)' if i.get('repaired') else ''}")
 u = s["usage"]
 print(f"\n{u['promptTokens']} prompt tokens ({u['cachedPromptTokens']} cached), {u['generatedTokens']} generated, "
       f"first token {u['firstTokenMs']:.0f} ms, total {u['totalMs']:.0f} ms{' (from cache)' if s['cached'] else ''}")

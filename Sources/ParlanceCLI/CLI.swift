@@ -7,6 +7,7 @@ import Dispatch
 import Foundation
 import JSONRPC
 import ParlanceEngine
+import ParlanceFeatures
 import ParlanceInProcess
 import ParlanceJSON
 import ParlanceServer
@@ -29,6 +30,10 @@ public enum CLI {
             if let first = args.first {
                 switch first {
                 case "--print-spec": print(Server.specText()); return 0
+                case "--print-checks":
+                    // The ids PARLANCE_DISABLE_CHECKS takes, for the eval's ablation (`Ablation`).
+                    for (id, what) in Ablation.known.sorted(by: { $0.key < $1.key }) { print(id.padding(toLength: 22, withPad: " ", startingAt: 0) + what) }
+                    return 0
                 case "--version", "-V": print("parlance \(Server.version)"); return 0
                 case "--help", "-h", "help":
                     if first == "help", args.count > 1, let c = Command.named(args[1]) { print(Manual.help(c)) } else { print(Manual.usage) }

@@ -36,6 +36,10 @@ public final class Server: Sendable {
     public init(options: ServerOptions, connection: Connection, log: Logger, extraRoutes: (inout Router) -> Void = { _ in }) {
         self.connection = connection
         self.log = log
+        if !Ablation.disabled.isEmpty {
+            log.warning("checks switched off (PARLANCE_DISABLE_CHECKS): \(Ablation.disabled.sorted().joined(separator: ", "))"
+                        + (Ablation.unknown.isEmpty ? "" : "; unknown ids: \(Ablation.unknown.joined(separator: ", "))"))
+        }
         let models = ModelRegistry(settings: options.models, log: { [log] in log.info($0) })
         services = Services(models: models, options: options.services, client: Outgoing(send: { [connection] in connection.send($0) }),
                             warn: { [log] in log.warning($0) }, info: { [log] in log.info($0) })

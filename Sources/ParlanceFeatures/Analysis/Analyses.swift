@@ -37,8 +37,14 @@ extension AnalysisJob {
             return next
         }, check: { $0.findings })
         var v = verification
-        if v.passed, v.issues.contains(where: { $0.repaired == true }) { v.fallback = .repaired }
-        return (best.value, usage, v)
+        var result = best.value
+        if attempts.mode == .repair, case let (repaired, replaced) = check.finalRepair(best), replaced {
+            // The model's prose failed on every attempt: an outline of the transcript stands in.
+            result = repaired.value
+            v = Verification(passed: !repaired.blocking, attempts: v.attempts, issues: repaired.issues, fallback: .extractive)
+        }
+        if v.passed, v.fallback == nil, v.issues.contains(where: { $0.repaired == true }) { v.fallback = .repaired }
+        return (result, usage, v)
     }
 
     /// The shape most analyses have: the body (the whole transcript, or its part summaries
@@ -68,8 +74,8 @@ public enum Analyses {
 
     public static func tags(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeTags.Result {
         try await AnalysisJob.run(AnalyzeTags.self, p, maxTokens: 300, ctx: ctx) { job in
-            let check = AnalysisVerifier(fields: [.init("tags", .phrase, minItems: 3), .init("categories", .phrase, minItems: 1)],
-                                  labels: AnalyzeTags.Result.generatedFields, names: [])
+            let check = AnalysisVerifier(fields: [.init("tags", .tag, minItems: 3), .init("categories", .phrase, minItems: 1)],
+                                  labels: AnalyzeTags.Result.generatedFields, names: job.names)
             return try await job.verifiedAnalysis(task: tagsTask, schema: AnalyzeTags.Result.generationSchema, maxTokens: 300,
                                                   expectedChars: 250, check: check)
         }

@@ -52,7 +52,14 @@ public actor AnalysisCache {
     /// selection says nothing of the kind.
     /// 27: answerability reads three features (threshold 0.5), and where no answer could reach
     /// the threshold the model is not asked.
-    public static let checksVersion = 27
+    /// 28 (issue 77): a summary's sentence is supported when the transcript says (nearly) all
+    /// its words, not only when one passage does; a summary must name the transcript's
+    /// subject; failing prose is generated again before an outline of the transcript's parts
+    /// stands in for it; tags are lowercase, one per item, and no name; an answer that loops
+    /// fails; the extractive answer quotes only a passage that holds an answer; a rewrite's
+    /// comment on itself is a refusal, and the examples' subjects ("quarterly review") are
+    /// neither written nor passed.
+    public static let checksVersion = 28
 
     /// What an entry is for: the method, the content (hashes), the request's settings, the
     /// output language and the model. The one way to name an entry.
@@ -71,6 +78,8 @@ public actor AnalysisCache {
             var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
             for k in ["workDoneToken", "text", "uri"] { p[k] = nil }
             if input.language.fallbackFrom == nil { p["language"] = nil }
+            // An ablation run's results are its own (`Ablation`).
+            if !Ablation.disabled.isEmpty { p["disabledChecks"] = .string(Ablation.disabled.sorted().joined(separator: ",")) }
             self.init(method: method, content: input.contentHash, settings: p, language: input.language.language, model: engine.identity)
         }
     }

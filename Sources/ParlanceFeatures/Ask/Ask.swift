@@ -120,15 +120,18 @@ public enum Ask {
     static let stricter = "Answer in one or two plain sentences using only facts from the transcript above; if it does not say, answer that it is not mentioned."
 
     /// The extractive fallback: of the passage the evidence found holding the question's subject
-    /// and an answer of the kind asked for, the segments with the answer (the reply when it is an interviewer's question),
-    /// else the shown segment that best matches the question. Never the transcript's opening
-    /// segment (`opening`, a welcome that names the topic: it shares the question's words and
-    /// answers nothing); empty when nothing else is left.
+    /// and an answer of the kind asked for, the segments with the answer (the reply when it is an
+    /// interviewer's question). Never the transcript's opening segment (`opening`, a welcome that
+    /// names the topic: it shares the question's words and answers nothing); empty when nothing
+    /// else is left, and then the answer is "not found".
+    /// Until issue 77 it fell back further, to the shown segment that best matched the
+    /// question's words: that quoted what does not answer ("What three changes did Fernhill
+    /// make…?" got "Yes, and honestly it's the part we underestimated at Fernhill.", found:
+    /// true), and on a capable model overrode its right "not found" with the talk's opening words.
     static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages, opening: Int?) -> [Segment] {
         let quotable = { (s: Segment) in s.id != opening && !s.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
         let held = evidence.quote.compactMap { id in passages.segments.first { $0.id == id } }.filter(quotable)
-        if !held.isEmpty { return Array(held.prefix(2)) }
-        return Array(AnswerVerifier.relevant(question: question, passages: passages).filter(quotable).prefix(1))
+        return Array(held.prefix(2))
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).

@@ -25,10 +25,10 @@ extension Ask {
         var decision = Decision(outcome: saysNotFound ? .notFound : .answered, answer: modelAnswer,
                                 citations: cited.reduce(into: []) { if !$0.contains($1) { $0.append($1) } },
                                 verification: checked, answerability: answerability)
-        let answers = answerability.probability >= Answerability.threshold
+        let answers = Ablation.off("answer.answerability") || answerability.probability >= Answerability.threshold
         if verify, !answers, !saysNotFound || !checked.passed {
             decision = unanswerable(decision, evidence: evidence, input: input, ctx: ctx)
-        } else if verify, answers, !checked.passed || saysNotFound {
+        } else if verify, answers, !checked.passed || saysNotFound, !Ablation.off("answer.extractive") {
             // Nothing to quote but the opening: the document does not give it after all.
             decision = quoted(decision, best: best, turn: turn, shown: shown, evidence: evidence, input: input, ctx: ctx)
                 ?? unanswerable(decision, evidence: evidence, input: input, ctx: ctx)

@@ -83,7 +83,7 @@ extension Ask {
         let evidence = Answerability.evidence(question: turn.question, segments: shown.segments, language: input.language.language,
                                               opening: input.transcript.segments.first?.id)
         let unasked = features(evidence, coverage: shown.coverage, passed: false, saysNotFound: false, support: 0)
-        if attempts.verify, Answerability.ceiling(unasked) < Answerability.threshold {
+        if attempts.verify, !Ablation.off("answer.answerability"), Answerability.ceiling(unasked) < Answerability.threshold {
             // No answer the model could write would outweigh the evidence that the document
             // never gives what is asked: not found, with no model call.
             var v = nothing

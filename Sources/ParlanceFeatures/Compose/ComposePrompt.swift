@@ -37,11 +37,18 @@ enum ComposePrompt {
     /// The names of the worked examples ("Jonas", "Oakridge", "Dr", "Okafor") that `source`
     /// does not say: a rewrite never writes them (`WordGuard`, at decoding time), so it cannot
     /// copy an example's people into its own text. Calendar words are `Facts.absentCalendarWords`'.
+    /// Also the examples' subjects (`exampleSubjects`) that `source` does not say: "the
+    /// quarterly review" came into rewrites of three different quotes on the 0.5B and 1.5B
+    /// models (issue 77), where no name of the examples did.
     static func exampleNames(absentFrom source: String) -> [String] {
-        Facts.extract(exampleTexts.joined(separator: "\n"))
+        let lowered = source.lowercased()
+        return Facts.extract(exampleTexts.joined(separator: "\n"))
             .filter { $0.kind == .name && !Lexicon.timeWords.contains($0.key) && !Facts.missing([$0], in: source).isEmpty }
-            .map(\.text)
+            .map(\.text) + exampleSubjects.filter { !lowered.contains($0) }
     }
+
+    /// The words of the examples' subjects, rare in a rewrite that was not about them.
+    static let exampleSubjects = ["quarterly", "invoice"]
 
     static let examples: [ChatMessage] = [
         ChatMessage(.user, """

@@ -93,7 +93,7 @@ extension Compose {
         /// The facts `last` lacks, when nothing else is wrong with it but the tone and the
         /// engine takes grammars; empty otherwise.
         func lacking(_ last: Attempt) -> [FactGrammar.Unit] {
-            guard grammars, Set(last.findings.filter(\.isOpen).map(\.code)).isSubset(of: Self.insertable) else { return [] }
+            guard grammars, !Ablation.off("compose.insertion"), Set(last.findings.filter(\.isOpen).map(\.code)).isSubset(of: Self.insertable) else { return [] }
             return FactGrammar.missing(units, in: last.text)
         }
 

@@ -124,9 +124,9 @@ extension Engine: LanguageModel {
             }
         }
         return generate(GenerationRequest(prompt: r.prompt.tokens, settings: r.settings, grammar: grammar,
-                                          factGuard: r.exactFacts.isEmpty ? nil : factGuard(r.exactFacts),
-                                          numberGuard: r.numbersFrom.map { numberGuard(source: $0) },
-                                          wordGuard: r.bannedWords.isEmpty ? nil : wordGuard(r.bannedWords)))
+                                          factGuard: r.exactFacts.isEmpty || Ablation.off("guard.fact") ? nil : factGuard(r.exactFacts),
+                                          numberGuard: Ablation.off("guard.number") ? nil : r.numbersFrom.map { numberGuard(source: $0) },
+                                          wordGuard: r.bannedWords.isEmpty || Ablation.off("guard.word") ? nil : wordGuard(r.bannedWords)))
     }
 
     public func describe(_ p: inout Provenance) {

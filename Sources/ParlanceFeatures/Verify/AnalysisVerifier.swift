@@ -64,10 +64,28 @@ public struct AnalysisVerifier: Sendable {
         }
         var scalars = Repaired(out.value, findings: scalarFindings(out.value))
         cutToWholeSentences(&scalars, mode: mode)
-        if mode == .repair { repairProse(&scalars) }
-        if let source { checkProseSupport(&scalars, source: source, mode: mode) }
+        if let source, !Ablation.off("summary.support") { checkProseSupport(&scalars, source: source, mode: mode) }
         if mode == .repair { repairAudience(&scalars) }
         return Repaired(scalars.value, findings: out.findings + scalars.findings)
+    }
+
+    /// After the last attempt: prose that still fails (no summary, no subject, nothing the
+    /// transcript supports) is replaced by an outline of the transcript's parts
+    /// (`SourceSupport.outlineSummary`). Before it, such prose stays open, so that another
+    /// attempt of the model is asked first: a capable model's next summary beats any
+    /// extract. `replaced`: whether it replaced anything.
+    public func finalRepair(_ r: Repaired<JSONObject>) -> (result: Repaired<JSONObject>, replaced: Bool) {
+        guard let source, !Ablation.off("summary.outline") else { return (r, false) }
+        var out = r
+        var replaced = false
+        for key in proseKeys {
+            let open = out.findings.indices.filter { out.findings[$0].path == key && out.findings[$0].isOpen }
+            guard !open.isEmpty, let prose = source.fallbackSummary() else { continue }
+            out.value[key] = .string(prose)
+            for i in open { out.findings[i].action = .replaced(by: .centralSentences) }
+            replaced = true
+        }
+        return (out, replaced)
     }
 
     /// `text` with single spaces and none before a full stop or comma (French keeps its space
@@ -81,7 +99,7 @@ public struct AnalysisVerifier: Sendable {
 
     /// A prose field cut mid-sentence (its fitted length or the token budget ran out: "The new
     /// launch is on", and it passed) keeps the whole sentences before the fragment (`.repair`;
-    /// other modes report it). One with none is left to `repairProse`: `scalarFindings` calls
+    /// other modes report it). One with none is left to `finalRepair`: `scalarFindings` calls
     /// it degenerate.
     func cutToWholeSentences(_ r: inout Repaired<JSONObject>, mode: VerifyMode) {
         for key in proseKeys where !r.findings.contains(where: { $0.path == key && $0.isOpen }) {
@@ -109,20 +127,9 @@ public struct AnalysisVerifier: Sendable {
         return (whole, fragment)
     }
 
-    /// A prose field that is no summary (a copied line, a placeholder) is repaired before
-    /// regenerating: the transcript's two most central sentences, in the order said.
-    func repairProse(_ r: inout Repaired<JSONObject>) {
-        guard let source else { return }
-        for (i, finding) in r.findings.enumerated() where finding.code == .degenerate {
-            guard let key = finding.path, proseKeys.contains(key), let prose = source.extractiveSummary(sentences: 2),
-                  scalarFindings([key: .string(prose)]).isEmpty else { continue }
-            r.value[key] = .string(prose)
-            r.findings[i].action = .replaced(by: .centralSentences)
-        }
-    }
-
     /// Each sentence of a prose field must be supported by the transcript: unsupported ones
-    /// are dropped (`.repair`), and a field left with none gets the central sentences.
+    /// are dropped (`.repair`) while others stay; a field with none supported stays open (the
+    /// next attempt, then `finalRepair`).
     func checkProseSupport(_ r: inout Repaired<JSONObject>, source: SourceSupport, mode: VerifyMode) {
         for key in proseKeys where !r.findings.contains(where: { $0.path == key && $0.isOpen }) {
             guard let prose = r.value[key]?.stringValue else { continue }
@@ -132,9 +139,9 @@ public struct AnalysisVerifier: Sendable {
             let kept = sentences.filter { source.supported($0) }
             var finding = Finding(.unsupportedFact, .proseUnsupported(key: key, unsupported: unsupported.count, of: sentences.count, first: unsupported[0]),
                                   path: key)
-            if mode == .repair, let fixed = kept.isEmpty ? source.extractiveSummary(sentences: 2) : kept.joined(separator: " ") {
+            if mode == .repair, !kept.isEmpty, case let fixed = kept.joined(separator: " "), source.namesSubject(fixed) {
                 r.value[key] = .string(fixed)
-                finding.action = kept.isEmpty ? .replaced(by: .centralSentences) : .removed
+                finding.action = .removed
             }
             r.findings.append(finding)
         }
@@ -172,6 +179,9 @@ public struct AnalysisVerifier: Sendable {
                 out.append(Finding(.degenerate, .proseCopiesLine(key: key, text: s), path: key))
             } else if let s = o[key]?.stringValue, let (whole, fragment) = Self.cut(s), whole.isEmpty {
                 out.append(Finding(.degenerate, .proseCut(key: key, fragment: fragment), path: key))
+            } else if let s = o[key]?.stringValue, let source, !Ablation.off("summary.subject"), !source.namesSubject(s) {
+                // A summary must say what the document is about: "Here's the episode." passed.
+                out.append(Finding(.degenerate, .proseVacuous(key: key, text: s), path: key))
             }
         }
         return out
@@ -210,13 +220,26 @@ public struct AnalysisVerifier: Sendable {
             o[f.key] = .array(list.value.prefix(max(f.minItems, items.count)).map { .string($0) })
             out += list.findings.filter(\.isOpen).map { var finding = $0; finding.path = f.key; return finding }
         }
-        for finding in scalarFindings(merged.value) {
+        for finding in scalarFindings(merged.value) where !proseKeys.contains(finding.path ?? "") {
             guard let key = finding.path, let candidate = next[key], case let probe: JSONObject = [key: candidate],
                   scalarFindings(probe).isEmpty else {
                 out.append(finding)
                 continue
             }
             o[key] = candidate
+        }
+        // Prose still open (no summary, no subject, none of it supported) takes the next
+        // attempt's when that passes every prose check.
+        out.removeAll { f in proseKeys.contains(f.path ?? "") && f.isOpen }
+        for key in proseKeys {
+            let open = merged.findings.filter { $0.path == key && $0.isOpen }
+            guard !open.isEmpty else { continue }
+            if let candidate = next[key], case let probe = apply([key: candidate]), !probe.blocking {
+                o[key] = probe.value[key]
+                out += probe.findings
+            } else {
+                out += open
+            }
         }
         return Repaired(o, findings: out)
     }

@@ -67,23 +67,26 @@ public enum AnswerVerifier {
     public static func check(question: String, answer: String, cited: [Int], passages: Passages, instructions: [String],
                              mode: VerifyMode = .repair, evidence: [Int] = [], language: String = "en") -> Repaired<Verdict> {
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
-        var findings = degenerate(question: question, answer: text, passages: passages, instructions: instructions)
+        var findings = (Ablation.off("answer.degenerate") ? nil : degenerate(question: question, answer: text, passages: passages, instructions: instructions))
             .map { [Finding(.degenerate, $0, path: "answer")] } ?? []
         // "Not mentioned" in clean words is an answer: the document does not say.
         if findings.isEmpty, saysNotFound(text) { return Repaired(Verdict(citations: [], saysNotFound: true, answerPassed: true)) }
-        if findings.isEmpty, let type = AskStream.AnswerType.figure(askedBy: question), !type.isGiven(in: text) {
+        let typed = !Ablation.off("answer.type")
+        if typed, findings.isEmpty, let type = AskStream.AnswerType.figure(askedBy: question), !type.isGiven(in: text) {
             findings.append(Finding(.notAnswered, .notAnswered(type), path: "answer"))
         }
-        if findings.isEmpty, let unit = uncounted(question: question, answer: text) {
+        if typed, findings.isEmpty, let unit = uncounted(question: question, answer: text) {
             findings.append(Finding(.notAnswered, .countOfOther(unit), path: "answer"))
         }
-        if findings.isEmpty, case let other = saidOfOther(question: question, answer: text, segments: passages.segments, language: language), !other.isEmpty {
+        if typed, findings.isEmpty, case let other = saidOfOther(question: question, answer: text, segments: passages.segments, language: language), !other.isEmpty {
             findings.append(Finding(.notAnswered, .valueOfOther(other), path: "answer"))
         }
-        let invented = Facts.unsupported(in: withoutReferences(text), by: factSources(question: question, segments: passages.segments))
+        let invented = Ablation.off("answer.facts") ? []
+            : Facts.unsupported(in: withoutReferences(text), by: factSources(question: question, segments: passages.segments))
         if !invented.isEmpty { findings.append(Finding(.unsupportedFact, .factsNotInSegments(invented.map(\.text)), path: "answer")) }
         let answerPassed = findings.isEmpty
-        let citations = repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode, evidence: evidence)
+        let citations = Ablation.off("answer.citations") ? Repaired(cited.filter { id in passages.segments.contains { $0.id == id } })
+            : repairCitations(question: question, answer: text, cited: cited, passages: passages, mode: mode, evidence: evidence)
         return Repaired(Verdict(citations: citations.value, saysNotFound: false, answerPassed: answerPassed), findings: findings + citations.findings)
     }
 
@@ -111,6 +114,10 @@ public enum AnswerVerifier {
             return .answerCopiesSegment(line)
         } else if let label = speakerLabel(opening: text, shown: shown) {
             return .answerOpensWithLabel(label)
+        } else if let run = StreamWatch.repeatedRun(in: text), !shown.contains(where: { StreamWatch.repeatedRun(in: $0.text) == run }) {
+            // "…created by a team led by a team led by a team led by…": a loop that stopped,
+            // which the stream's watch (it reads the end only) let through.
+            return .answerLoops(run)
         }
         return nil
     }

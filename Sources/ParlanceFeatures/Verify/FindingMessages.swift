@@ -45,6 +45,8 @@ extension Finding {
         /// The answer starts with this mark.
         case answerFragment(String)
         case answerRepeatsQuestion
+        /// A run of words the answer writes three times back to back.
+        case answerLoops(String)
         /// The id of the segment the answer copies.
         case answerCopiesSegment(Int)
         /// The speaker's label the answer opens with, as a line of the transcript does.
@@ -88,6 +90,8 @@ extension Finding {
         case proseUnsupported(key: String, unsupported: Int, of: Int, first: String)
         /// A prose field that stops mid-sentence (its length or the token budget ran out): the fragment.
         case proseCut(key: String, fragment: String)
+        /// Prose that names nothing the transcript is about ("Here's the episode.").
+        case proseVacuous(key: String, text: String)
     }
 
     /// The message of the wire's `VerificationIssue`: what was found, then what was done.
@@ -121,6 +125,7 @@ extension Finding {
         case .answerPlaceholder(let p): "the answer contains a placeholder (\(p))"
         case .answerFragment(let first): "the answer is a fragment (it starts with \"\(first)\")"
         case .answerRepeatsQuestion: "the answer repeats the question"
+        case .answerLoops(let run): "the answer repeats itself (\"\(Finding.clip(run))\" three times)"
         case .answerCopiesSegment(let id): "the answer copies segment \(id), which has nothing in common with the question"
         case .answerOpensWithLabel(let label): "the answer opens with a speaker's label (\"\(Finding.clip(label)):\"): it goes on writing the transcript"
         case .notAnswered(let type): "the question asks for \(type.phrase) and the answer gives none"
@@ -146,6 +151,7 @@ extension Finding {
         case .proseUnsupported(let key, let n, let of, let first):
             "\(n) of \(of) sentences of \(key) not supported by the transcript (\"\(Finding.clip(first, 50))\")"
         case .proseCut(let key, let fragment): "\(key) stops mid-sentence: \"\(Finding.clip(fragment, 50))\""
+        case .proseVacuous(let key, let text): "\(key) names nothing the transcript is about: \"\(Finding.clip(text))\""
         }
     }
 
@@ -163,7 +169,7 @@ extension Finding {
         case .added?: ": added"
         case .restored?: ": restored"
         case .replaced(.rewording)?: ": repaired"
-        case .replaced(.centralSentences)?: ": replaced by the transcript's central sentences"
+        case .replaced(.centralSentences)?: ": replaced by the transcript's own statements, part by part, with who said them"
         case .replaced(.text(let text))?: ": replaced by \"\(text)\""
         case .replaced(.notFound)?: ": not found"
         }

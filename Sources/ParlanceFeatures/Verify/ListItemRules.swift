@@ -1,3 +1,4 @@
+import Foundation
 import ParlanceProtocol
 
 /// The rules each item of an analysis list must pass (topics, takeaways, action items,
@@ -8,7 +9,9 @@ import ParlanceProtocol
 /// from another attempt. The whole result (its lists, audience and prose) is
 /// `AnalysisVerifier`'s; the audience rules and a source's names are here, beside the items'.
 public enum ListItemRules {
-    public enum Kind: Sendable { case phrase, sentence }
+    /// `tag`: a short lowercase keyword ("3-8 short lowercase tags"): written lowercase and
+    /// one per item before the rules (`tags`), at most three words, no name of the text.
+    public enum Kind: Sendable { case phrase, sentence, tag }
 
     public struct Field: Sendable {
         public var key: String
@@ -41,21 +44,48 @@ public enum ListItemRules {
         let words = n.split(separator: " ")
         if let last = words.last, words.count >= 2, danglingWords.contains(String(last)) { return .length }
         if words.count >= 3, Set(words).count == 1 { return .labelItem }
+        if kind == .tag {
+            // "priya lindqvist", "the local loop": a name of the text is no subject.
+            if names.contains(n) { return .nameOnlyItem }
+            if words.count > 3 { return .length }
+        }
         if kind == .sentence {
             if names.contains(n) { return .nameOnlyItem }
             let raw = Lexicon.words(item).filter { $0.filter(\.isLetter).count >= 2 }
             if raw.count < 3 { return .nameOnlyItem }
             if raw.count <= 4, raw.allSatisfy({ $0.first?.isUppercase ?? false }) { return .nameOnlyItem }
+            if fragment(item) { return .length }
         }
         if let source {
             // A topic that is only a name of the text (the show, a guest, a company) says nothing of the subject.
-            if kind == .phrase, names.contains(n) { return .nameOnlyItem }
+            // A word the transcript also writes in lower case is no name, whatever a title's
+            // capitals made of it ("Disability", from "We Count: Fair Treatment, Disability and
+            // Machine Learning", was dropped as a name).
+            if kind == .phrase, names.contains(n), !source.text.contains(n) { return .nameOnlyItem }
             if TextChecks.echo(in: item, instructions: instructions, source: source.text) != nil || promptWords(item) { return .instructionEcho }
-            if !source.supported(item) { return .unsupportedFact }
+            if !Ablation.off("list.support"), !source.supported(item) { return .unsupportedFact }
             if source.endsMidWord(item) { return .length }
         }
         return nil
     }
+
+    /// A takeaway that is a piece of a sentence: it opens in lower case (a caption line copied
+    /// from mid-sentence: "the product and services, which thanks to Moore's law are improving
+    /// in"), ends on a comma or a word no sentence ends with, or ends in an unfinished second
+    /// sentence ("… take away the advantage. This learning"). The 0.5B model's takeaways of a
+    /// captioned talk were such pieces, and passed (issue 77).
+    static func fragment(_ item: String) -> Bool {
+        let t = item.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let first = t.first(where: { $0.isLetter || $0.isNumber }), let last = t.last else { return false }
+        if first.isLowercase { return true }
+        if ",;:".contains(last) { return true }
+        if let w = Lexicon.words(t, .normalized).last, sentenceDangling.contains(w), last.isLetter { return true }
+        let sentences = Lexicon.sentences(t, .tiled).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return sentences.count >= 2 && !(sentences.last!.last.map { ".!?\u{2026}\"'\u{201D})".contains($0) } ?? true)
+    }
+
+    /// Words a sentence does not end on (beside `danglingWords`).
+    static let sentenceDangling: Set<String> = ["in", "be", "to", "is", "are", "that", "which", "who", "for", "from", "by", "at", "as", "into", "was", "were"]
 
     /// Words no item ends with unless it was cut short (its fitted length ran out under a
     /// tight `maxTokens`: "The Power of a", "Building a new and the"): articles, "of",
@@ -67,6 +97,15 @@ public enum ListItemRules {
         let n = " " + TextChecks.normalized(item) + " "
         return n.range(of: #" \d+ \d+ "#, options: .regularExpression) != nil && (n.contains(" takeaway") || n.contains(" topic"))
             || [" key takeaway", " main topic", " takeaways for", " your next project", " target audience", " engagement level"].contains { n.contains($0) }
+    }
+
+    /// Tags as the description asks: lowercase, one per item ("Eco-techs, TechMakers, Small
+    /// Models" is three), no leading "#". A tag list that was not lowercase is put right here,
+    /// before the rules, rather than failed: the words are the model's, the case is the rule's.
+    public static func tags(_ items: [String]) -> [String] {
+        items.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == ";" }) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: "#")).lowercased() }
+            .filter { !$0.isEmpty }
     }
 
     /// An item without the enumerator a model writes before it ("1. ", "2) ", "- ", "• ").
@@ -115,7 +154,7 @@ public enum ListItemRules {
         let given = items
         var kept: [String] = []
         var dropped: [(item: String, code: VerificationIssueCode, index: Int)] = []
-        let items = items.map(unnumbered)
+        let items = (field.kind == .tag ? tags(items.map(unnumbered)) : items).map(unnumbered)
         for (i, raw) in items.enumerated() {
             let item = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if let code = problem(item, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) {
@@ -126,7 +165,7 @@ public enum ListItemRules {
         }
         var findings: [Finding] = []
         var added: [String] = []
-        if !dropped.isEmpty, mode == .repair {
+        if !dropped.isEmpty, mode == .repair, !Ablation.off("list.fill") {
             for candidate in fill() where kept.count < field.minItems {
                 guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) == nil,
                       !kept.contains(where: { TextChecks.jaccard($0, candidate) >= 0.4 }) else { continue }

@@ -11,7 +11,7 @@ public enum RewriteRepair {
     /// is one `RewriteVerifier.check` reports anyway (a fact missing or changed, a name not in
     /// the selection, a tone marker).
     public static func repair(_ text: String, original: String, tone: Tone?, mode: VerifyMode) -> Repaired<String> {
-        guard mode == .repair else { return Repaired(text) }
+        guard mode == .repair, !Ablation.off("rewrite.facts") else { return Repaired(text) }
         var out = FactRepair.repair(original: original, rewrite: text)
         // "Dear Sarah," to a reader the selection never names: the name goes.
         let greeting = FactRepair.dropInventedGreetingName(original: original, rewrite: out.value)

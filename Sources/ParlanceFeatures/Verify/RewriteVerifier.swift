@@ -49,8 +49,10 @@ public enum RewriteVerifier {
         if let echo = TextChecks.echo(in: text, instructions: x.instructions, source: x.original) {
             out.append(Finding(.instructionEcho, .rewriteEchoesPrompt(echo)))
         }
+        let lowered = text.lowercased(), selection = x.original.lowercased() + " " + (x.previous ?? "").lowercased()
+        let subjects = x.examples.isEmpty ? [] : ComposePrompt.exampleSubjects.filter { lowered.contains($0) && !selection.contains($0) }
         let borrowed = Facts.borrowed(from: x.examples, in: text, original: x.original)
-        if !borrowed.isEmpty { out.append(Finding(.instructionEcho, .copiesExample(borrowed.map(\.text)))) }
+        if !borrowed.isEmpty || !subjects.isEmpty { out.append(Finding(.instructionEcho, .copiesExample(borrowed.map(\.text) + subjects))) }
         if TextChecks.normalized(text) == TextChecks.normalized(x.original) {
             out.append(Finding(.unchanged, .unchanged(revision: false)))
         } else if let previous = x.previous, TextChecks.normalized(text) == TextChecks.normalized(previous) {
@@ -68,7 +70,7 @@ public enum RewriteVerifier {
         // The tone's markers (`ToneCheck`): formal and casual by the formality score and
         // contractions, empathetic by an acknowledgement, direct by its first sentence and
         // length, diplomatic by a hedge.
-        if let tone = x.tone, case let failures = ToneCheck.check(text, tone: tone, original: x.original, language: x.language), !failures.isEmpty {
+        if let tone = x.tone, !Ablation.off("rewrite.tone"), case let failures = ToneCheck.check(text, tone: tone, original: x.original, language: x.language), !failures.isEmpty {
             out.append(Finding(.toneMismatch, .tone(tone, failures)))
         }
         if words >= 8 {
@@ -92,7 +94,7 @@ public enum RewriteVerifier {
     /// `.repair` mode) and then checked: the checks' findings, then the repairs'.
     public static func verify(_ x: Input, mode: VerifyMode) -> Repaired<String> {
         var repaired = RewriteRepair.repair(x.rewrite, original: x.original, tone: x.tone, mode: mode)
-        if mode == .repair {
+        if mode == .repair, !Ablation.off("rewrite.invented") {
             let borrowed = Facts.borrowed(from: x.examples, in: repaired.value, original: x.original)
             let dropped = InventedSentences.drop(invented(in: repaired.value, x, borrowed: borrowed) + borrowed, from: repaired.value)
             repaired = Repaired(dropped.value, findings: repaired.findings + dropped.findings)

@@ -1,13 +1,29 @@
 import Foundation
 import ParlanceDocuments
 
-/// How well the transcript supports a generated list item (a takeaway, a topic): the share
-/// of the item's content terms found in one passage of three consecutive segments
-/// (`passageCoverage`). An item said nowhere in the episode ("AI can improve
-/// everything from healthcare to education") has little; one that restates a passage has
-/// most. Also the transcript's central sentences, to stand in for an unsupported takeaway.
+/// How well the transcript supports generated text (a takeaway, a topic, a summary's
+/// sentence). Two measures, because a summary restates and an invention does not:
+/// - `passageCoverage`: the share of the item's content terms found in one passage of three
+///   consecutive segments. An item that restates a passage has most.
+/// - `documentCoverage`: the share found anywhere in the transcript, words that describe a
+///   document ("discusses", "speaker", "talk") aside. A sentence about the whole ("Jutta
+///   Treviranus discusses the impact of disability on data") draws on many passages, so no
+///   one passage holds it, and every word of it is the transcript's; an invention
+///   ("researchers at the University of Edinburgh … quantum-resistant encryption") brings
+///   words the transcript never says.
+/// An item is supported when either holds (`supported`). Until issue 77 only the passage
+/// measure counted: it could not tell a capable model's restating summary from the 135M
+/// model's invention, and replaced both.
+/// Also the transcript's central sentences and subject terms, and an outline of its parts
+/// (`outlineSummary`) to stand in for a summary that fails.
 public struct SourceSupport: Sendable {
     private let windows: [Set<String>]
+    /// Every content term of the transcript, and the first `prefixLength` letters of the
+    /// longer ones (so "discrimination" meets "discriminate").
+    private let allTerms: Set<String>
+    private let prefixes: Set<String>
+    /// Content terms by the number of segments that say them.
+    private let segmentFrequency: [String: Int]
     let segments: [Segment]
     /// The transcript's text (what an item may repeat without echoing the prompt).
     let text: String
@@ -15,12 +31,59 @@ public struct SourceSupport: Sendable {
     public init(segments: [Segment]) {
         self.segments = segments
         text = segments.map(\.text).joined(separator: "\n")
-        let terms = segments.map { Set(Lexicon.words($0.text, .terms)) }
+        let terms = segments.map { Set(Lexicon.words(($0.speaker ?? "") + " " + $0.text, .terms)) }
         windows = terms.indices.map { i in terms[i..<min(terms.count, i + 3)].reduce(into: Set<String>()) { $0.formUnion($1) } }
+        allTerms = terms.reduce(into: Set<String>()) { $0.formUnion($1) }
+        prefixes = Set(allTerms.filter { $0.count >= SourceSupport.prefixLength }.map { String($0.prefix(SourceSupport.prefixLength)) })
+        var df: [String: Int] = [:]
+        for t in terms { for w in t { df[w, default: 0] += 1 } }
+        segmentFrequency = df
     }
 
     /// Items supported below this share are not the transcript's.
     static let minimum = 0.5
+    /// A sentence whose content terms are the transcript's at this share or more restates it.
+    static let documentMinimum = 0.8
+    static let prefixLength = 6
+
+    /// Words a summary uses to describe its document, not to say what is in it.
+    static let describing: Set<String> = Set(BM25Index.terms("""
+        transcript discuss discusses discussion speaker speakers talk talks episode podcast host hosts guest guests \
+        conversation explain explains highlight highlights emphasize emphasizes share shares describe describes \
+        overall focus mention mentions present presents presentation lecture video audience listener topic topics \
+        cover covers explore explores various several including key main point points insight insights interview
+        """))
+
+    /// The share of `item`'s content terms the transcript says anywhere (exactly, or a word
+    /// of the same first six letters), words that describe a document aside (1 for an item
+    /// with no other content terms).
+    public func documentCoverage(of item: String) -> Double {
+        let own = Set(Lexicon.words(item, .terms)).subtracting(SourceSupport.describing)
+        guard !own.isEmpty, !allTerms.isEmpty else { return 1 }
+        return Double(own.filter(said).count) / Double(own.count)
+    }
+
+    /// Whether the transcript says `term` or a word of its first six letters.
+    func said(_ term: String) -> Bool {
+        allTerms.contains(term) || (term.count >= SourceSupport.prefixLength && prefixes.contains(String(term.prefix(SourceSupport.prefixLength))))
+    }
+
+    /// What the transcript is about: content terms of four letters or more that recur across
+    /// the most segments (names included), words that describe a document aside.
+    public func subjectTerms(_ n: Int = 20) -> [String] {
+        segmentFrequency.filter { $0.key.count >= 4 && $0.value >= 2 && !SourceSupport.describing.contains($0.key) }
+            .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(n).map(\.key)
+    }
+
+    /// Prose names the transcript's subject when it says at least two of its subject terms
+    /// (one, for a transcript with fewer than six). "Here's the episode." names none.
+    public func namesSubject(_ prose: String) -> Bool {
+        let subject = subjectTerms()
+        guard !subject.isEmpty else { return true }
+        let own = Set(Lexicon.words(prose, .terms))
+        let hits = subject.filter { t in own.contains(t) || own.contains { $0.count >= SourceSupport.prefixLength && t.hasPrefix($0.prefix(SourceSupport.prefixLength)) } }
+        return hits.count >= (subject.count < 6 ? 1 : 2)
+    }
 
     /// The share of `item`'s content terms found in the passage of three consecutive
     /// segments that has most of them (1 for an item without content terms).
@@ -30,7 +93,10 @@ public struct SourceSupport: Sendable {
         return windows.map { Double($0.intersection(own).count) }.max()! / Double(own.count)
     }
 
-    public func supported(_ item: String) -> Bool { passageCoverage(of: item) >= SourceSupport.minimum }
+    /// Said in one passage, or every word of it (nearly) the transcript's (`documentCoverage`).
+    public func supported(_ item: String) -> Bool {
+        passageCoverage(of: item) >= SourceSupport.minimum || documentCoverage(of: item) >= SourceSupport.documentMinimum
+    }
 
     /// `item` ends inside a word of the transcript: its last word, of one or two letters, is
     /// no word of the transcript but begins one ("Priya's work at F" for Fernhill: a topic cut
@@ -80,6 +146,78 @@ public struct SourceSupport: Sendable {
         var seen = Set<String>()
         let ordered = segments.flatMap { Lexicon.sentences($0.text, .tiled).map(SourceSupport.tidy) }.filter { chosen.contains($0) && seen.insert($0).inserted }
         return ordered.joined(separator: " ")
+    }
+
+    /// A summary of the whole transcript when the model's fails its checks: its parts in
+    /// order, each by its most central statement, with who says it and when ("At 02:56 Priya
+    /// says: “…”"). Two central sentences of the whole (`extractiveSummary`) said neither
+    /// what the episode was about nor who spoke: on a 13-minute talk, "Machine learning may
+    /// help us amplify the opportunities. That recommend things liked by people like us."
+    /// nil when no part has a statement fit to stand in.
+    /// What stands in for a summary that failed every attempt: the outline of the parts, or,
+    /// for a note of fewer than six segments (too short to have parts), its central
+    /// statements (`extractiveSummary`).
+    public func fallbackSummary() -> String? {
+        segments.count >= 6 ? outlineSummary() ?? extractiveSummary(sentences: 2) : extractiveSummary(sentences: 2)
+    }
+
+    /// `parts`: three, and one more for each further 150 segments (a 44-minute podcast of 935
+    /// cues has six), at most six.
+    public func outlineSummary(parts: Int? = nil) -> String? {
+        guard !segments.isEmpty else { return nil }
+        let n = parts ?? min(6, max(3, segments.count / 150))
+        let count = min(n, max(1, segments.count / 2))
+        let size = (segments.count + count - 1) / count
+        var lines: [String] = []
+        for start in stride(from: 0, to: segments.count, by: size) {
+            let part = Array(segments[start..<min(segments.count, start + size)])
+            guard let (sentence, segment) = central(in: part) else { continue }
+            var opening = segment.start.map { "At " + SourceSupport.clock($0) } ?? (lines.isEmpty ? "First" : "Then")
+            if let speaker = segment.speaker { opening += " " + speaker + " says" }
+            lines.append(opening + ": \u{201C}" + sentence + "\u{201D}")
+        }
+        return lines.isEmpty ? nil : lines.joined(separator: " ")
+    }
+
+    /// The most central statement of `part` (as `centralSentences` scores them, by how many
+    /// segments of the whole say its words), with the segment it begins in. A speaker's
+    /// consecutive segments are read as one text: captions cut sentences into cues ("and the
+    /// title of my contribution" / "to this important discussion").
+    private func central(in part: [Segment]) -> (String, Segment)? {
+        var best: (String, Segment, Double)?
+        var run: [Segment] = []
+        func score(_ run: [Segment]) {
+            var joined = "", starts: [(Int, Segment)] = []
+            for s in run {
+                if !joined.isEmpty { joined += " " }
+                starts.append((joined.count, s))
+                joined += s.text
+            }
+            var offset = 0
+            for raw in Lexicon.sentences(joined, .tiled) {
+                defer { offset += raw.count }
+                let sentence = SourceSupport.tidy(raw)
+                guard (6...35).contains(TextChecks.wordCount(sentence)), !sentence.hasSuffix("?") else { continue }
+                let terms = Set(Lexicon.words(sentence, .terms))
+                guard terms.count >= 3 else { continue }
+                let value = terms.reduce(0.0) { $0 + log(1 + Double(segmentFrequency[$1, default: 0])) } / Double(terms.count).squareRoot()
+                let lead = raw.prefix { $0.isWhitespace }.count
+                let segment = starts.last { $0.0 <= offset + lead }?.1 ?? run[0]
+                if best == nil || value > best!.2 { best = (sentence, segment, value) }
+            }
+        }
+        for s in part {
+            if let last = run.last, last.speaker != s.speaker { score(run); run = [] }
+            run.append(s)
+        }
+        if !run.isEmpty { score(run) }
+        return best.map { ($0.0, $0.1) }
+    }
+
+    /// Seconds as "MM:SS", or "H:MM:SS" from an hour on.
+    static func clock(_ seconds: Double) -> String {
+        let t = Int(seconds.rounded(.down))
+        return t >= 3600 ? String(format: "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60) : String(format: "%02d:%02d", t / 60, t % 60)
     }
 
     /// What takes the place of a topic dropped from a list of at least `minItems`: the key

@@ -108,6 +108,23 @@ public struct StreamWatch: Sendable {
     /// The repeated run, when the text ends in one: the same words back to back, at least
     /// twice and `loopWords` words in all ("hello hello hello …", a clause written again and
     /// again), or a last sentence of five words or more that the text already holds.
+    /// A run of two to eight words written three times back to back anywhere in `text`
+    /// ("a team led by a team led by a team led by"), or nil. A finished text's loop need
+    /// not be at its end, where `loop` looks while it streams.
+    static func repeatedRun(in text: String) -> String? {
+        let words = Lexicon.words(text, .normalized)
+        guard words.count >= 6 else { return nil }
+        for period in 2...8 where words.count >= 3 * period {
+            for start in 0...(words.count - 3 * period) {
+                let unit = words[start..<(start + period)]
+                if unit == words[(start + period)..<(start + 2 * period)], unit == words[(start + 2 * period)..<(start + 3 * period)] {
+                    return unit.joined(separator: " ")
+                }
+            }
+        }
+        return nil
+    }
+
     static func loop(in text: String) -> String? {
         let words = Lexicon.words(text, .normalized)
         if words.count >= loopWords {

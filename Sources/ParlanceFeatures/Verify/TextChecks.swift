@@ -65,8 +65,19 @@ public enum TextChecks {
     public static func refusal(in candidate: String, source: String = "") -> String? {
         let c = Lexicon.expanded(candidate), s = Lexicon.expanded(source)
         if let phrase = refusalPhrases.first(where: { c.contains(Lexicon.expanded($0)) && !s.contains(Lexicon.expanded($0)) }) { return phrase }
+        if let comment = commentary(in: candidate, source: source) { return comment }
         guard !statedInability.contains(where: s.contains) else { return nil }
         return apologisedInability.first(where: c.contains)
+    }
+
+    /// The model's comment on its own rewrite, which the selection does not make: "Here is
+    /// the revised text with every fact added; we changed \"three things\" to …" came back as
+    /// a rewrite, passed (issue 77). English only: the phrases are the 0.5B and 1.5B models'.
+    static func commentary(in candidate: String, source: String) -> String? {
+        let pattern = #"(?i)\b(here is|here's|below is) (the|my|a|your) (revised|rewritten|updated|new|edited|improved|formal|casual) (text|version|message)|\b(i|we) (have )?(changed|replaced|rewrote|rephrased|revised|adjusted) ("|“|the (text|tone|wording|phrase|sentence))|\b(revised|rewritten) (text|version)( is)?:"#
+        guard let r = candidate.range(of: pattern, options: .regularExpression),
+              source.range(of: pattern, options: .regularExpression) == nil else { return nil }
+        return String(candidate[r])
     }
 
     /// A run of `n` words of the prompt's own instructions that `candidate` repeats and
