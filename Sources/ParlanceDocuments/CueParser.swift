@@ -30,10 +30,13 @@ struct CueParser {
     var segments: [ParsedSegment] = []
     /// Speaker carried from the previous cue to unlabeled cues.
     private var carried: String?
+    /// Names labelled at the start of some line: only these are read as labels mid-line.
+    private let known: Set<String>
 
     init(lines: Lines, vtt: Bool) {
         self.lines = lines
         self.vtt = vtt
+        known = SpeakerTurns.lineStartNames(lines)
     }
 
     private enum State { case idle, header, skip, cue }
@@ -125,7 +128,8 @@ struct CueParser {
             warnings.add(cue.timingLine + 1, "cue ends before it starts; end set to start")
             end = cue.start
         }
-        let cleaned = cue.text.map { CueText.line(lines[$0]) }
+        // A label later in a line ("…true. Reda: I think") starts a new line of its own.
+        let cleaned = cue.text.flatMap { SpeakerTurns.split(CueText.line(lines[$0]), known: known) }
         // Each line's effective speaker: its own label, else the line above's (or the
         // previous cue's); a dialogue dash starts an unnamed speaker.
         var effective: [String?] = []
@@ -134,21 +138,12 @@ struct CueParser {
             current = l.speaker ?? (l.dashed ? nil : current)
             effective.append(current)
         }
-        let single = effective.allSatisfy { $0 == effective.first ?? nil }
-        let text: String
-        if single {
-            text = CueText.collapse(cleaned.map(\.text))
-        } else {
-            // Several speakers in one cue: keep their labels inline.
-            text = CueText.collapse(cleaned.map { l in
-                l.speaker.map { Array("\($0): ".utf8)[...] + l.text } ?? l.text
-            })
-        }
         carried = effective.last ?? carried
-        guard !text.isEmpty else {
+        let turns = SpeakerTurns.runs(cleaned, effective, start: cue.start, end: end)
+        guard !turns.isEmpty else {
             warnings.add(cue.timingLine + 1, "cue has no text")
             return
         }
-        segments.append(ParsedSegment(start: cue.start, end: end, speaker: single ? (effective.first ?? nil) : nil, text: text))
+        segments.append(contentsOf: turns)
     }
 }
