@@ -47,7 +47,8 @@ public enum TranscriptParser {
         case .srt, .vtt:
             var p = CueParser(lines: lines, vtt: format == .vtt)
             p.run()
-            raw = p.segments
+            // YouTube's rolling auto-captions say each line two or three times; read them once.
+            raw = format == .vtt && RollingCaptions.isRolling(p.cues, lines) ? RollingCaptions.segments(p.cues, lines) : p.segments
             warnings = p.warnings.all
         }
         guard !raw.isEmpty else { throw format == .text ? .empty : .noText }
