@@ -23,17 +23,30 @@ struct WarningLog {
     }
 }
 
+/// One cue as written: its times and the input lines of its text. `RollingCaptions` reads
+/// these, because it needs the inline word timings that cleaning removes.
+struct RawCue {
+    var start: Double
+    var end: Double
+    var lines: [Int]  // 0-based line indices
+}
+
 struct CueParser {
     let lines: Lines
     let vtt: Bool
     var warnings = WarningLog()
     var segments: [ParsedSegment] = []
+    /// WebVTT only: every cue, text or not, in input order.
+    var cues: [RawCue] = []
     /// Speaker carried from the previous cue to unlabeled cues.
     private var carried: String?
+    /// Names labelled at the start of some line: only these are read as labels mid-line.
+    private let known: Set<String>
 
     init(lines: Lines, vtt: Bool) {
         self.lines = lines
         self.vtt = vtt
+        known = SpeakerTurns.lineStartNames(lines)
     }
 
     private enum State { case idle, header, skip, cue }
@@ -62,7 +75,7 @@ struct CueParser {
         while i < lines.count {
             let line = lines[i]
             defer { i += 1 }
-            if Bytes.isBlank(line) {
+            if Bytes.isBlank(line), !spacesInCue(i, open) {
                 if state == .cue, let c = open { finish(c) }
                 open = nil
                 if let p = pendingId { warnings.add(p + 1, "text outside a cue ignored") }
@@ -104,7 +117,8 @@ struct CueParser {
             case (.idle, .none):
                 if vtt, pendingId == nil,
                    Bytes.startsWithKeyword(line, "NOTE") || Bytes.startsWithKeyword(line, "STYLE")
-                    || Bytes.startsWithKeyword(line, "REGION") {
+                    || Bytes.startsWithKeyword(line, "REGION") || Bytes.startsWithKeyword(line, "Style:") {
+                    // yt-dlp writes its style block as `Style:`, CSS lines, then `##`.
                     state = .skip
                 } else if let p = pendingId {
                     warnings.add(p + 1, "text outside a cue ignored")
@@ -119,13 +133,28 @@ struct CueParser {
         if let p = pendingId { warnings.add(p + 1, "text outside a cue ignored") }
     }
 
+    /// In WebVTT a line of spaces is cue text (only an empty line ends a cue), and yt-dlp
+    /// writes such lines: before a cue's text, and as the whole text of cues that blank the
+    /// screen. They are read so when they follow the timing line (or only such lines) and what
+    /// comes after them is text or the cue's end. In SRT, after text, or before a timing line
+    /// (a sloppy separator), a line of spaces ends the cue as before.
+    private func spacesInCue(_ i: Int, _ open: OpenCue?) -> Bool {
+        guard vtt, let c = open, c.timingLine + c.text.count == i - 1, !lines[i].isEmpty,
+              c.text.allSatisfy({ Bytes.isBlank(lines[$0]) }) else { return false }
+        var j = i + 1
+        while j < lines.count, !lines[j].isEmpty, Bytes.isBlank(lines[j]) { j += 1 }
+        return j == lines.count || lines[j].isEmpty || Timing.parse(lines[j]) == .none
+    }
+
     private mutating func finish(_ cue: OpenCue) {
         var end = cue.end
         if end < cue.start {
             warnings.add(cue.timingLine + 1, "cue ends before it starts; end set to start")
             end = cue.start
         }
-        let cleaned = cue.text.map { CueText.line(lines[$0]) }
+        if vtt { cues.append(RawCue(start: cue.start, end: end, lines: cue.text)) }
+        // A label later in a line ("…true. Reda: I think") starts a new line of its own.
+        let cleaned = cue.text.flatMap { SpeakerTurns.split(CueText.line(lines[$0]), known: known) }
         // Each line's effective speaker: its own label, else the line above's (or the
         // previous cue's); a dialogue dash starts an unnamed speaker.
         var effective: [String?] = []
@@ -134,21 +163,15 @@ struct CueParser {
             current = l.speaker ?? (l.dashed ? nil : current)
             effective.append(current)
         }
-        let single = effective.allSatisfy { $0 == effective.first ?? nil }
-        let text: String
-        if single {
-            text = CueText.collapse(cleaned.map(\.text))
-        } else {
-            // Several speakers in one cue: keep their labels inline.
-            text = CueText.collapse(cleaned.map { l in
-                l.speaker.map { Array("\($0): ".utf8)[...] + l.text } ?? l.text
-            })
-        }
         carried = effective.last ?? carried
-        guard !text.isEmpty else {
-            warnings.add(cue.timingLine + 1, "cue has no text")
+        let turns = SpeakerTurns.runs(cleaned, effective, start: cue.start, end: end)
+        guard !turns.isEmpty else {
+            // A WebVTT cue of only spaces (see `spacesInCue`) blanks the screen on purpose.
+            if cue.text.isEmpty || !cue.text.allSatisfy({ Bytes.isBlank(lines[$0]) }) {
+                warnings.add(cue.timingLine + 1, "cue has no text")
+            }
             return
         }
-        segments.append(ParsedSegment(start: cue.start, end: end, speaker: single ? (effective.first ?? nil) : nil, text: text))
+        segments.append(contentsOf: turns)
     }
 }

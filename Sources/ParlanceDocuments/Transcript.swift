@@ -62,18 +62,45 @@ public struct ParseWarning: Sendable, Codable, Hashable {
     }
 }
 
+/// One person in a transcript: the name segments carry, and the other labels the
+/// transcript used for them (a first name after the full one).
+public struct Speaker: Sendable, Codable, Hashable {
+    public var name: String
+    public var aliases: [String]
+
+    public init(name: String, aliases: [String] = []) {
+        self.name = name
+        self.aliases = aliases
+    }
+}
+
 public struct ParsedTranscript: Sendable, Codable, Equatable {
     public var format: TranscriptFormat
     public var segments: [Segment]
     public var warnings: [ParseWarning]
     /// Segment texts joined by "\n"; segment offsets index into it by Unicode scalar.
     public var plainText: String
+    /// Canonical speaker name → the other labels that named the same person, in order of
+    /// first use ("Bekah Hawrot Weigel" → ["Bekah"]). Segments carry only canonical names.
+    public var aliases: [String: [String]]
 
-    public init(format: TranscriptFormat, segments: [Segment], warnings: [ParseWarning], plainText: String) {
+    public init(format: TranscriptFormat, segments: [Segment], warnings: [ParseWarning], plainText: String,
+                aliases: [String: [String]] = [:]) {
         self.format = format
         self.segments = segments
         self.warnings = warnings
         self.plainText = plainText
+        self.aliases = aliases
+    }
+
+    /// Decodes transcripts encoded before `aliases` existed, too.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(format: try c.decode(TranscriptFormat.self, forKey: .format),
+                  segments: try c.decode([Segment].self, forKey: .segments),
+                  warnings: try c.decode([ParseWarning].self, forKey: .warnings),
+                  plainText: try c.decode(String.self, forKey: .plainText),
+                  aliases: try c.decodeIfPresent([String: [String]].self, forKey: .aliases) ?? [:])
     }
 
     /// Total duration covered by the timed segments (nil for plain text).
@@ -81,10 +108,15 @@ public struct ParsedTranscript: Sendable, Codable, Equatable {
         segments.compactMap(\.end).max()
     }
 
-    /// Distinct speakers in order of first appearance.
+    /// Distinct speakers (canonical names) in order of first appearance.
     public var speakers: [String] {
         var seen = Set<String>()
         return segments.compactMap(\.speaker).filter { seen.insert($0).inserted }
+    }
+
+    /// `speakers`, each once, with the aliases the transcript also used for them.
+    public var people: [Speaker] {
+        speakers.map { Speaker(name: $0, aliases: aliases[$0] ?? []) }
     }
 }
 

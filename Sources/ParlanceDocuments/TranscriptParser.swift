@@ -39,7 +39,7 @@ public enum TranscriptParser {
     static func parse(lines: Lines, format: TranscriptFormat?) throws(TranscriptParseError) -> ParsedTranscript {
         guard (0..<lines.count).contains(where: { !isWhitespaceOnly(lines[$0]) }) else { throw .empty }
         let format = format ?? detectFormat(lines: lines)
-        let raw: [ParsedSegment]
+        var raw: [ParsedSegment]
         var warnings: [ParseWarning] = []
         switch format {
         case .text:
@@ -47,15 +47,18 @@ public enum TranscriptParser {
         case .srt, .vtt:
             var p = CueParser(lines: lines, vtt: format == .vtt)
             p.run()
-            raw = p.segments
+            // YouTube's rolling auto-captions say each line two or three times; read them once.
+            raw = format == .vtt && RollingCaptions.isRolling(p.cues, lines) ? RollingCaptions.segments(p.cues, lines) : p.segments
             warnings = p.warnings.all
         }
         guard !raw.isEmpty else { throw format == .text ? .empty : .noText }
-        return assemble(raw, format: format, warnings: warnings)
+        let aliases = SpeakerTurns.canonicalize(&raw)
+        return assemble(raw, format: format, warnings: warnings, aliases: aliases)
     }
 
     /// Numbers the segments, joins their texts with "\n" and records scalar offsets.
-    static func assemble(_ raw: [ParsedSegment], format: TranscriptFormat, warnings: [ParseWarning]) -> ParsedTranscript {
+    static func assemble(_ raw: [ParsedSegment], format: TranscriptFormat, warnings: [ParseWarning],
+                         aliases: [String: [String]] = [:]) -> ParsedTranscript {
         var segments: [Segment] = []
         segments.reserveCapacity(raw.count)
         var offset = 0
@@ -67,7 +70,7 @@ public enum TranscriptParser {
             offset += length + 1
         }
         let plain = raw.map(\.text).joined(separator: "\n")
-        return ParsedTranscript(format: format, segments: segments, warnings: warnings, plainText: plain)
+        return ParsedTranscript(format: format, segments: segments, warnings: warnings, plainText: plain, aliases: aliases)
     }
 
     /// Blank in the Unicode sense (spaces, tabs, no-break spaces, a stray BOM), so an input of

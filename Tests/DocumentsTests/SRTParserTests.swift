@@ -142,12 +142,19 @@ final class SRTParserTests: XCTestCase {
             Still Mary.
             """
         let t = parsed(text)
-        XCTAssertEqual(t.segments.map(\.speaker), ["Dr. Jane Smith", "SPEAKER 2", "SPEAKER 2", "SPEAKER 2", nil, nil, "MARY"])
+        // Two speakers in one cue make two segments, sharing the cue's second by length.
+        XCTAssertEqual(t.segments.map(\.speaker), [
+            "Dr. Jane Smith", "SPEAKER 2", "SPEAKER 2", "SPEAKER 2", nil, "JOHN", "MARY", "MARY",
+        ])
         XCTAssertEqual(t.segments.map(\.text), [
             "Welcome.", "Thanks.", "Note: not a speaker.", "the time is 10:30: fine", "Are you coming? Yes.",
-            "JOHN: Hi. MARY: Hello.", "Still Mary.",
+            "Hi.", "Hello.", "Still Mary.",
         ])
-        XCTAssertEqual(t.speakers, ["Dr. Jane Smith", "SPEAKER 2", "MARY"])
+        XCTAssertEqual(t.segments[5].start, 11.0)
+        XCTAssertEqual(t.segments[5].end, 11.333)
+        XCTAssertEqual(t.segments[6].start, 11.333)
+        XCTAssertEqual(t.segments[6].end, 12.0)
+        XCTAssertEqual(t.speakers, ["Dr. Jane Smith", "SPEAKER 2", "JOHN", "MARY"])
     }
 
     func testOnlyTimestampsIsNoText() {

@@ -60,3 +60,18 @@ extension ParsedTranscript {
         return String(String.UnicodeScalarView(scalars[s.startOffset..<s.endOffset]))
     }
 }
+
+/// The real transcripts in `../shared/realworld/` beside the package root (see its README).
+/// They carry no licence to redistribute, so they are read in place and never copied here;
+/// a test that needs one is skipped when it is absent.
+enum RealWorldFiles {
+    static func text(_ name: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let file = root.deletingLastPathComponent().appendingPathComponent("shared/realworld/\(name)")
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw XCTSkip("\(file.path) not found")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

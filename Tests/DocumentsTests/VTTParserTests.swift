@@ -70,8 +70,8 @@ final class VTTParserTests: XCTestCase {
     func testLabelsInsideVTTAndMultipleVoices() {
         let text = "WEBVTT\n\n00:01.000 --> 00:02.000\nHOST: Welcome\n\n00:02.000 --> 00:03.000\n<v A>Hi</v>\n<v B>Hello</v>\n"
         let t = parsed(text)
-        XCTAssertEqual(t.segments.map(\.speaker), ["HOST", nil])
-        XCTAssertEqual(t.segments.map(\.text), ["Welcome", "A: Hi B: Hello"])
+        XCTAssertEqual(t.segments.map(\.speaker), ["HOST", "A", "B"])
+        XCTAssertEqual(t.segments.map(\.text), ["Welcome", "Hi", "Hello"])
     }
 
     func testMalformedVTTTimingLine() {
