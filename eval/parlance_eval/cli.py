@@ -28,7 +28,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--only", action="append", choices=["qa", "compose", "lists"],
                     help="run only this family (repeatable)")
     ap.add_argument("--all", action="store_true", help="also the items marked extra in the data (about twice as long)")
-    ap.add_argument("--limit", type=int, help="first N items per family (lists: first N documents)")
+    ap.add_argument("--limit", type=int, help="N items per family, taken in turn from every document, part (held-out, tuning) "
+                                              "and kind, so a subset still has them all (lists: the first N documents)")
     ap.add_argument("--ids", metavar="REGEX", help="only items whose id (list documents: path) matches")
     ap.add_argument("--columns", default="off,on,peer",
                     help="comma-separated, of off,on,peer (default: off,on,peer); run one after another")

@@ -78,6 +78,23 @@ def load_data(args: argparse.Namespace) -> Dict[str, Any]:
             "heldOutInData": held_in_data}
 
 
+def stratified(items: List[Dict[str, Any]], n: int, group: Any) -> List[Dict[str, Any]]:
+    """N items taken in turn from each group (a document, the held-out or tuning part, answerable
+    or not), in the data's order: a subset that has every kind of item, where the first N would
+    be one document's tuning questions. Kept in the data's order."""
+    groups: Dict[Any, List[Dict[str, Any]]] = {}
+    for x in items:
+        groups.setdefault(group(x), []).append(x)
+    chosen: List[int] = []
+    queues = [list(g) for g in groups.values()]
+    while len(chosen) < min(n, len(items)):
+        for q in queues:
+            if q and len(chosen) < n:
+                chosen.append(id(q.pop(0)))
+    keep = set(chosen)
+    return [x for x in items if id(x) in keep]
+
+
 def select_items(args: argparse.Namespace, qa: List[Dict[str, Any]], compose: List[Dict[str, Any]],
                  lists: List[str]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[str]]:
     """The items of this run, the questions grouped by document."""
@@ -91,7 +108,9 @@ def select_items(args: argparse.Namespace, qa: List[Dict[str, Any]], compose: Li
         qa = [q for q in qa if not q.get("extra")]
         compose = [c for c in compose if not c.get("extra")]
     if args.limit is not None:
-        qa, compose, lists = qa[:args.limit], compose[:args.limit], lists[:args.limit]
+        qa = stratified(qa, args.limit, lambda q: (q.get("doc"), bool(q.get("heldOut")), q.get("answerable")))
+        compose = stratified(compose, args.limit, lambda c: (bool(c.get("heldOut")), c.get("kind")))
+        lists = lists[:args.limit]
     only = set(args.only or ["qa", "compose", "lists"])
     qa = qa if "qa" in only else []
     compose = compose if "compose" in only else []
