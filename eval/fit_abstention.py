@@ -2,7 +2,8 @@
 """Fit the answerability model of ask/stream (Sources/ParlanceFeatures/Verify/Answerability.swift).
 
     python3 eval/fit_abstention.py            # collect features through the daemon, fit, print
-    python3 eval/fit_abstention.py --write    # ... and write the weights and threshold into the Swift file
+    python3 eval/fit_abstention.py --write    # ... and write the profile into eval/fitted/answerability.json
+    python3 eval/fit_abstention.py --embed    # only embed eval/fitted/answerability.json in the Swift source
     python3 eval/fit_abstention.py --reuse    # fit again from the last collection (eval/last-abstention.json)
 
 Every question of eval/data/qa.json that is NOT held out (`heldOut`) is asked through the real
@@ -31,7 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "protocol", "clients", "python"))
 from parlance_client import ParlanceClient, RPCError  # noqa: E402
 
-SWIFT = os.path.join(ROOT, "Sources", "ParlanceFeatures", "Verify", "Answerability.swift")
+FITTED = os.path.join(ROOT, "eval", "fitted", "answerability.json")
+SWIFT = os.path.join(ROOT, "Sources", "ParlanceFeatures", "Verify", "AnswerabilityFitted.swift")
 OUT = os.path.join(ROOT, "eval", "last-abstention.json")
 # The fields of Answerability.Weights after its bias, in order (Swift writes them in this order too).
 FEATURES = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport",
@@ -188,11 +190,18 @@ def choose_threshold(ps, y):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--write", action="store_true", help="write the weights and threshold into Answerability.swift")
+    ap.add_argument("--write", action="store_true",
+                    help="write the profile of --binary's model (by its SHA-256) into eval/fitted/answerability.json and embed it")
+    ap.add_argument("--embed", action="store_true", help="only embed eval/fitted/answerability.json in AnswerabilityFitted.swift")
+    ap.add_argument("--model", help="the model to fit for (a GGUF path; default: the daemon's default model)")
+    ap.add_argument("--name", help="the profile's name (default: the model file's name)")
     ap.add_argument("--reuse", action="store_true", help=f"fit from {os.path.relpath(OUT, ROOT)} instead of asking the daemon")
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--binary", default=os.environ.get("PARLANCE_BIN") or os.path.join(ROOT, ".build", "release", "parlance"))
     args = ap.parse_args()
+    if args.embed:
+        embed()
+        return 0
     rows = json.load(open(OUT)) if args.reuse else collect(args)
     rows = [r for r in rows if r.get("answerability")]
     full = [vec(r["answerability"]) for r in rows]
@@ -223,14 +232,55 @@ def main() -> int:
                    "brier": round(sum((p - t) ** 2 for p, t in zip(ps, y)) / len(y), 3)},
     }, indent=1))
     if args.write:
-        src = open(SWIFT).read()
-        fields = [f"{n}: {v:.3f}" for n, v in zip(["bias"] + FEATURES, w)]
-        weights = "static let weights = Weights(" + ", ".join(fields[:5]) + ",\n" + " " * 33 + ", ".join(fields[5:]) + ")"
-        src = re.sub(r"static let weights = Weights\([^)]*\)", lambda _: weights, src)
-        src = re.sub(r"public static let threshold = [0-9.]+", f"public static let threshold = {threshold}", src)
-        open(SWIFT, "w").write(src)
-        print(f"wrote {os.path.relpath(SWIFT, ROOT)}", file=sys.stderr)
+        write_profile(args, w, threshold, len(rows), {
+            "logLoss": round(log_loss(held, y), 3), "auc": round(auc(held, y), 3),
+            "unanswerableNotFound": round(caught, 3), "answerableWronglyNotFound": round(wrong, 3)})
     return 0
+
+
+def model_file(args) -> str:
+    if args.model:
+        return args.model
+    path = os.environ.get("PARLANCE_DEFAULT_MODEL")
+    if not path:
+        raise SystemExit("fit_abstention.py --write: give --model or run under eval \"$(scripts/setup.sh)\"")
+    return path
+
+
+def write_profile(args, w, threshold, questions, cross) -> None:
+    """The fitted profile into eval/fitted/answerability.json (replacing the one for the same
+    model file), then embedded in the Swift source."""
+    import datetime
+    import hashlib
+    path = model_file(args)
+    with open(path, "rb") as f:
+        sha = hashlib.file_digest(f, "sha256").hexdigest()
+    data = json.load(open(FITTED))
+    name = args.name or os.path.basename(path).rsplit(".gguf", 1)[0].lower()
+    profile = {"name": name, "modelSha256": [sha], "bias": round(w[0], 3),
+               "weights": {n: round(v, 3) for n, v in zip(FEATURES, w[1:])}, "threshold": threshold,
+               "provenance": {"model": os.path.basename(path), "dataset": "eval/data/qa.json, the tuning part (not heldOut)",
+                              "questions": questions,
+                              "fitted": f"{datetime.date.today().isoformat()}, eval/fit_abstention.py: features chosen forward by "
+                                        f"{FOLDS}-fold cross-validated log loss, threshold on cross-validated probabilities",
+                              "crossValidated": cross}}
+    data["profiles"] = [p for p in data["profiles"] if sha not in p["modelSha256"] and p["name"] != name] + [profile]
+    with open(FITTED, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {os.path.relpath(FITTED, ROOT)} (profile {name})", file=sys.stderr)
+    embed()
+
+
+def embed() -> None:
+    """AnswerabilityFitted.swift: eval/fitted/answerability.json as a string the daemon decodes."""
+    text = open(FITTED, encoding="utf-8").read()
+    src = ("// Generated by eval/fit_abstention.py from eval/fitted/answerability.json: do not edit; edit or refit the JSON.\n"
+           "extension Answerability {\n"
+           "    /// eval/fitted/answerability.json, byte for byte (`AnswerabilityProfile` decodes it).\n"
+           "    static let fittedJSON = #\"\"\"\n" + text + "\"\"\"#\n}\n")
+    open(SWIFT, "w", encoding="utf-8").write(src)
+    print(f"wrote {os.path.relpath(SWIFT, ROOT)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

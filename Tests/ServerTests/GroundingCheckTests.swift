@@ -256,8 +256,8 @@ final class GroundingCheckTests: XCTestCase {
         }
         let answered = f(1, missing: false, passed: true, notFound: false, support: 1)
         let nearMiss = f(0, missing: true, passed: true, notFound: false, support: 0.3)
-        XCTAssertGreaterThanOrEqual(answered, Answerability.threshold)
-        XCTAssertLessThan(nearMiss, Answerability.threshold)
+        XCTAssertGreaterThanOrEqual(answered, AnswerabilityProfile.fallback.threshold)
+        XCTAssertLessThan(nearMiss, AnswerabilityProfile.fallback.threshold)
         // Whatever the model's answer did, the probability stays at or below the evidence's
         // ceiling: below the threshold the model need not be asked.
         for typed in [0.0, 0.5, 1] {
@@ -270,7 +270,7 @@ final class GroundingCheckTests: XCTestCase {
                 }
             }
         }
-        XCTAssertLessThan(Answerability.ceiling(x(0, missing: true, passed: false, notFound: true, support: 0)), Answerability.threshold)
+        XCTAssertLessThan(Answerability.ceiling(x(0, missing: true, passed: false, notFound: true, support: 0)), AnswerabilityProfile.fallback.threshold)
         XCTAssertEqual(Answerability.answerTermsFound(answer: "It cost £86,000 for the roof.", question: "What did the library roof cost?", segments: council), 1)
         XCTAssertEqual(Answerability.answerTermsFound(answer: "A grant from the lottery fund.", question: "What did the roof cost?", segments: council), 0)
     }

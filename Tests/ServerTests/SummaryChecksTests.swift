@@ -125,3 +125,25 @@ final class SummaryChecksTests: XCTestCase {
         XCTAssertFalse(Ablation.known.isEmpty)
     }
 }
+
+/// The answerability profiles: one data file, which the daemon embeds and the eval reads.
+final class AnswerabilityProfileTests: XCTestCase {
+    func testTheEmbeddedProfilesAreTheDataFile() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../eval/fitted/answerability.json")
+        let file = try String(contentsOf: url, encoding: .utf8)
+        XCTAssertEqual(Answerability.fittedJSON.trimmingCharacters(in: .whitespacesAndNewlines), file.trimmingCharacters(in: .whitespacesAndNewlines),
+                       "run python3 eval/fit_abstention.py --embed")
+    }
+
+    func testAModelWithoutAProfileOfItsOwnUsesTheDefault() {
+        let smol = AnswerabilityProfile.of(model: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53")
+        XCTAssertEqual(smol.name, "smollm2-135m-instruct-q4_1")
+        XCTAssertEqual(AnswerabilityProfile.of(model: "http://127.0.0.1:8080 some-served-model").name, AnswerabilityProfile.fallback.name)
+        XCTAssertEqual(smol.threshold, 0.5)
+        XCTAssertFalse(smol.provenance.dataset.isEmpty)
+        // Every weight names a feature the daemon computes.
+        let known = ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport",
+                     "relationMissing", "sentenceCoverage"]
+        XCTAssertTrue(Set(smol.weights.keys).isSubset(of: known), "\(smol.weights.keys)")
+    }
+}

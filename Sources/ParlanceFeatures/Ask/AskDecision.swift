@@ -18,14 +18,15 @@ extension Ask {
         let answerability = features(evidence, coverage: shown.coverage, passed: best.verdict.answerPassed,
                                      saysNotFound: best.noAnswerSeen || AnswerVerifier.givesNoAnswer(best.verdict),
                                      support: saysNotFound ? 0 : Answerability.answerTermsFound(answer: modelAnswer, question: turn.question,
-                                                                                                 segments: shown.segments))
+                                                                                                 segments: shown.segments),
+                                     profile: turn.profile)
         // verify: false: the model's own citations (of segments it was shown), as before the checks.
         let cited = verify ? best.verdict.citations.compactMap { input.segment($0) }
             : (d["citations"]?.arrayValue ?? []).compactMap { $0.intValue }.filter(Set(shown.ids).contains).compactMap { input.segment($0) }
         var decision = Decision(outcome: saysNotFound ? .notFound : .answered, answer: modelAnswer,
                                 citations: cited.reduce(into: []) { if !$0.contains($1) { $0.append($1) } },
                                 verification: checked, answerability: answerability)
-        let answers = Ablation.off("answer.answerability") || answerability.probability >= Answerability.threshold
+        let answers = Ablation.off("answer.answerability") || answerability.probability >= turn.profile.threshold
         if verify, !answers, !saysNotFound || !checked.passed {
             decision = unanswerable(decision, evidence: evidence, input: input, ctx: ctx)
         } else if verify, answers, !checked.passed || saysNotFound, !Ablation.off("answer.extractive") {

@@ -17,6 +17,8 @@ extension Ask {
         let previous: String
         var convo: Conversation
         let cacheKey: AnalysisCache.Key
+        /// The answerability model fitted for this model file, else the default's.
+        let profile: AnswerabilityProfile
     }
 
     /// What retrieval found: the segments to show, or nothing relevant.
@@ -82,8 +84,8 @@ extension Ask {
         guard case .shown(let shown) = retrieved else { return await notFound(&turn, input: input, meta: meta, verification: nothing, session: &s, ctx: ctx) }
         let evidence = Answerability.evidence(question: turn.question, segments: shown.segments, language: input.language.language,
                                               opening: input.transcript.segments.first?.id)
-        let unasked = features(evidence, coverage: shown.coverage, passed: false, saysNotFound: false, support: 0)
-        if attempts.verify, !Ablation.off("answer.answerability"), Answerability.ceiling(unasked) < Answerability.threshold {
+        let unasked = features(evidence, coverage: shown.coverage, passed: false, saysNotFound: false, support: 0, profile: turn.profile)
+        if attempts.verify, !Ablation.off("answer.answerability"), Answerability.ceiling(unasked, turn.profile) < turn.profile.threshold {
             // No answer the model could write would outweigh the evidence that the document
             // never gives what is asked: not found, with no model call.
             var v = nothing
@@ -120,7 +122,8 @@ extension Ask {
         ]
         return Turn(question: question, number: s.turns.count / 2 + 1, previous: convo.exchanges.last?.question ?? "", convo: convo,
                     cacheKey: AnalysisCache.Key(method: AskStream.name, content: input.contentHash, settings: settings,
-                                                language: input.language.language, model: engine.identity))
+                                                language: input.language.language, model: engine.identity),
+                    profile: AnswerabilityProfile.of(model: engine.identity))
     }
 
     /// A first question answered before: the session continues from the cached exchange.
@@ -206,7 +209,8 @@ extension Ask {
 
     /// The answerability features of this question's evidence and an answer's checks, with
     /// the calibrated probability read from them.
-    static func features(_ evidence: Answerability.Evidence, coverage: Double, passed: Bool, saysNotFound: Bool, support: Double) -> AskStream.Answerability {
+    static func features(_ evidence: Answerability.Evidence, coverage: Double, passed: Bool, saysNotFound: Bool, support: Double,
+                         profile: AnswerabilityProfile) -> AskStream.Answerability {
         var f = Answerability.Features(expects: evidence.expects, questionCoverage: (coverage * 100).rounded() / 100,
                                        focusCoverage: (evidence.focusCoverage * 100).rounded() / 100,
                                        typedCoverage: (evidence.typedCoverage * 100).rounded() / 100,
@@ -214,7 +218,7 @@ extension Ask {
                                        modelSaysNotFound: saysNotFound, answerSupport: (support * 100).rounded() / 100)
         f.sentenceCoverage = (evidence.sentenceCoverage * 100).rounded() / 100
         f.relationMissing = evidence.relationMissing ? true : nil
-        f.probability = (Answerability.probability(f) * 1000).rounded() / 1000
+        f.probability = (Answerability.probability(f, profile) * 1000).rounded() / 1000
         return f
     }
 

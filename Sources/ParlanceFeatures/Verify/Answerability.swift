@@ -13,7 +13,8 @@ import ParlanceProtocol
 ///
 /// `probability` turns the evidence and the model's own answer into a calibrated
 /// probability that the document answers the question: a logistic model fitted on the
-/// labeled set's tuning part (`eval/fit_abstention.py`), threshold `threshold`, over the
+/// labeled set's tuning part (`eval/fit_abstention.py`), one profile per model file
+/// (`AnswerabilityProfile`, from `eval/fitted/answerability.json`), over the
 /// features that fit chooses by cross-validated log loss (now the evidence's focus, sentence
 /// and missing type alone: the model's answer weighs nothing, so where the evidence says no,
 /// `ceiling`, the model is not asked).
@@ -274,50 +275,20 @@ public enum Answerability {
 
     // MARK: Calibrated probability
 
-    /// The logistic model's weights: the bias, then one per feature of `Features`, by its
-    /// name. Fitted by `eval/fit_abstention.py` on the tuning part of the labeled set (see its
-    /// output in the closing note of issue 41, 80 questions), which writes them here in this order.
-    struct Weights {
-        let bias, questionCoverage, focusCoverage, typedCoverage, typeMissing: Double
-        let modelPassed, modelSaysNotFound, answerSupport, relationMissing, sentenceCoverage: Double
-
-        /// The weighted sum of `f`'s features (booleans count 1 when true), the bias first.
-        func logit(_ f: Features) -> Double {
-            var z = 0.0
-            z += bias * 1
-            z += questionCoverage * f.questionCoverage
-            z += focusCoverage * f.focusCoverage
-            z += typedCoverage * f.typedCoverage
-            z += typeMissing * (f.typeMissing ? 1 : 0)
-            z += modelPassed * (f.modelPassed ? 1 : 0)
-            z += modelSaysNotFound * (f.modelSaysNotFound ? 1 : 0)
-            z += answerSupport * f.answerSupport
-            z += relationMissing * (f.relationMissing == true ? 1 : 0)
-            z += sentenceCoverage * f.sentenceCoverage
-            return z
-        }
-    }
-
-    static let weights = Weights(bias: 0.762, questionCoverage: 0.000, focusCoverage: -1.998, typedCoverage: 0.000, typeMissing: -0.982,
-                                 modelPassed: 0.000, modelSaysNotFound: 0.000, answerSupport: 0.000, relationMissing: 0.000, sentenceCoverage: 2.296)
-
-    /// Below this probability the answer is "not found in the document".
-    public static let threshold = 0.5
-
-    /// The probability that the document answers the question.
-    public static func probability(_ f: Features) -> Double {
-        1 / (1 + exp(-weights.logit(f)))
+    /// The probability that the document answers the question, by `profile`'s weights.
+    public static func probability(_ f: Features, _ profile: AnswerabilityProfile = .fallback) -> Double {
+        1 / (1 + exp(-profile.logit(f)))
     }
 
     /// The highest probability an answer of the model could reach on this evidence: `f` with
     /// what the model's answer sets (passed, no answer, support) each the way its weight
-    /// raises the probability. Below `threshold` no answer the model writes is returned.
-    public static func ceiling(_ f: Features) -> Double {
+    /// raises the probability. Below the profile's threshold no answer the model writes is returned.
+    public static func ceiling(_ f: Features, _ profile: AnswerabilityProfile = .fallback) -> Double {
         var best = f
-        best.modelPassed = weights.modelPassed > 0
-        best.modelSaysNotFound = weights.modelSaysNotFound > 0
-        best.answerSupport = weights.answerSupport > 0 ? 1 : 0
-        return probability(best)
+        best.modelPassed = profile.weight("modelPassed") > 0
+        best.modelSaysNotFound = profile.weight("modelSaysNotFound") > 0
+        best.answerSupport = profile.weight("answerSupport") > 0 ? 1 : 0
+        return probability(best, profile)
     }
 
     /// Share of the answer's content terms that are not the question's and occur in
