@@ -57,7 +57,7 @@ from conftest import GENERATION_TIMEOUT, QUICK_TIMEOUT, ROOT, Daemon, request
 
 SAMPLE = ROOT / "Samples" / "podcast-sample.srt"
 SPEC = ROOT / "protocol" / "parlance.openrpc.json"
-COMMANDS = ["summarize", "ask", "rewrite", "analyze", "compare", "chat", "models"]
+COMMANDS = ["summarize", "ask", "rewrite", "analyze", "compare", "segments", "chat", "models"]
 TONES = ["formal", "casual", "empathetic", "direct", "diplomatic"]
 QUESTION = "Where does Priya Raman work?"  # answered by the sample (cue 4)
 CRASH_MARKERS = [b"Fatal error", b"Backtrace", b"Stack dump", b"Segmentation fault", b"SIGSEGV", b"Illegal instruction"]

@@ -206,3 +206,20 @@ public enum Render {
         return out
     }
 }
+
+extension Render {
+    /// document/segments' page, one line per segment: `[12] 00:03:14 MAYA: text` (a timed
+    /// transcript), `[12] MAYA: text` (plain text). The time is always `hh:mm:ss`, so the
+    /// lines of a long recording line up and sort.
+    public static func segments(_ r: JSONValue) -> String {
+        (r["segments"]?.arrayValue ?? []).map { s in
+            var line = "[\(s["id"]?.intValue ?? 0)] "
+            if let start = s["start"]?.doubleValue {
+                let t = Int(start)
+                line += String(format: "%02d:%02d:%02d ", t / 3600, t / 60 % 60, t % 60)
+            }
+            if let sp = s["speaker"]?.stringValue { line += sp + ": " }
+            return line + (s["text"]?.stringValue ?? "") + "\n"
+        }.joined()
+    }
+}

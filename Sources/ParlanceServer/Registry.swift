@@ -62,6 +62,7 @@ enum Registry {
         r.on(DocumentChange.self, ordered: true, DocumentHandlers.change)
         r.on(DocumentClose.self, ordered: true, DocumentHandlers.close)
         r.on(DocumentList.self, ordered: true, DocumentHandlers.list)
+        r.on(DocumentSegments.self, ordered: true, SegmentHandlers.segments)
 
         // Analysis
         r.on(Summarize.self, Summaries.summarize)

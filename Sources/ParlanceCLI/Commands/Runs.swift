@@ -81,6 +81,25 @@ enum Runs {
         return checked(r, inv)
     }
 
+    /// `parlance segments FILE`: every segment from --offset (one page of --limit when
+    /// given), as lines or as document/segments' JSON.
+    static func segments(_ inv: Invocation) async throws -> Int32 {
+        var p = inv.params
+        p["text"] = .string(try Input.read(inv.positionals[0]))
+        let onePage = p["limit"] != nil
+        if !onePage { p["limit"] = .int(segmentsPage) }
+        while true {
+            let r = try await inv.session.request(DocumentSegments.name, p, progress: false)
+            inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.segments(r))
+            guard !onePage, let next = r["nextOffset"]?.intValue else { return 0 }
+            p["offset"] = .int(next)
+            p["includeText"] = false
+        }
+    }
+
+    /// The largest page document/segments gives (its params' `limit` maximum).
+    static let segmentsPage = DocumentSegments.paramsSchema["properties"]?["limit"]?["maximum"]?.intValue ?? 500
+
     static func models(_ inv: Invocation) async throws -> Int32 {
         let t = inv.session.terminal
         switch inv.positionals.first {
