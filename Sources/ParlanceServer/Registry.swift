@@ -72,6 +72,8 @@ enum Registry {
         r.on(AnalyzeContent.self, Analyses.content)
         r.on(AnalyzeCompare.self, Compare.compare)
         r.on(AnalyzeWorthIt.self, WorthIt.worthIt)
+        r.on(AnalysisCacheList.self, ordered: true, CacheHandlers.list)
+        r.on(AnalysisCacheClear.self, ordered: true, CacheHandlers.clear)
 
         // Ask
         r.on(AskStream.self, claim: Ask.ask)
