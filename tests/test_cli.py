@@ -490,6 +490,27 @@ def comparable(result: Dict[str, Any]) -> Dict[str, Any]:
     return r
 
 
+def test_segments_prints_one_line_per_segment_and_its_json(cli: Callable[..., Run]) -> None:
+    """`parlance segments` needs no model: the sample's 108 cues, one line each, then the
+    method's result with --json, a part with --offset/--limit, and stdin."""
+    r = cli("segments", SAMPLE, timeout=QUICK_TIMEOUT)
+    assert r.code == 0 and r.err == "", r
+    lines = r.out.splitlines()
+    assert len(lines) == 108, len(lines)
+    assert lines[0] == "[1] 00:00:01 MAYA: Welcome back to The Local Loop, the show about software that runs on the machine in front of you.", lines[0]
+    assert all(re.match(r"^\[\d+\] \d\d:\d\d:\d\d [A-Z]+: \S", l) for l in lines), lines[:3]
+    part = cli("segments", "--offset", "3", "--limit", "2", SAMPLE, timeout=QUICK_TIMEOUT)
+    assert [l.split("]")[0] for l in part.out.splitlines()] == ["[4", "[5"], part
+    j = json.loads(cli("segments", "--json", SAMPLE, timeout=QUICK_TIMEOUT).out)
+    assert j["total"] == 108 and len(j["segments"]) == 108 and "nextOffset" not in j, {k: j[k] for k in ("total", "offset")}
+    assert [s["name"] for s in j["speakers"]] == ["MAYA", "THEO", "PRIYA"]
+    assert j["text"].splitlines()[0] == j["segments"][0]["text"]
+    piped = cli("segments", "-", input="Maya: We ship Friday.\n\nTheo: Then we test.\n".encode(), timeout=QUICK_TIMEOUT)
+    assert piped.out == "[1] Maya: We ship Friday.\n[2] Theo: Then we test.\n", piped
+    past = cli("segments", "--offset", "500", SAMPLE, timeout=QUICK_TIMEOUT)
+    assert past.code == 2 and "offset 500 is past the last segment: the document has 108" in past.err, past
+
+
 def test_json_output_is_the_json_rpc_result(cli: Callable[..., Run], daemon: Callable[..., Daemon], tmp_path: Path) -> None:
     text = small_transcript()
     transcript = tmp_path / "talk.srt"
