@@ -57,7 +57,7 @@ from conftest import GENERATION_TIMEOUT, QUICK_TIMEOUT, ROOT, Daemon, request
 
 SAMPLE = ROOT / "Samples" / "podcast-sample.srt"
 SPEC = ROOT / "protocol" / "parlance.openrpc.json"
-COMMANDS = ["summarize", "ask", "rewrite", "analyze", "compare", "chat", "models"]
+COMMANDS = ["summarize", "ask", "rewrite", "analyze", "compare", "segments", "cache", "chat", "models"]
 TONES = ["formal", "casual", "empathetic", "direct", "diplomatic"]
 QUESTION = "Where does Priya Raman work?"  # answered by the sample (cue 4)
 CRASH_MARKERS = [b"Fatal error", b"Backtrace", b"Stack dump", b"Segmentation fault", b"SIGSEGV", b"Illegal instruction"]
@@ -488,6 +488,52 @@ def comparable(result: Dict[str, Any]) -> Dict[str, Any]:
         for k in ["firstTokenMs", "totalMs"]:
             usage.pop(k, None)
     return r
+
+
+def test_segments_prints_one_line_per_segment_and_its_json(cli: Callable[..., Run]) -> None:
+    """`parlance segments` needs no model: the sample's 108 cues, one line each, then the
+    method's result with --json, a part with --offset/--limit, and stdin."""
+    r = cli("segments", SAMPLE, timeout=QUICK_TIMEOUT)
+    assert r.code == 0 and r.err == "", r
+    lines = r.out.splitlines()
+    assert len(lines) == 108, len(lines)
+    assert lines[0] == "[1] 00:00:01 MAYA: Welcome back to The Local Loop, the show about software that runs on the machine in front of you.", lines[0]
+    assert all(re.match(r"^\[\d+\] \d\d:\d\d:\d\d [A-Z]+: \S", l) for l in lines), lines[:3]
+    part = cli("segments", "--offset", "3", "--limit", "2", SAMPLE, timeout=QUICK_TIMEOUT)
+    assert [l.split("]")[0] for l in part.out.splitlines()] == ["[4", "[5"], part
+    j = json.loads(cli("segments", "--json", SAMPLE, timeout=QUICK_TIMEOUT).out)
+    assert j["total"] == 108 and len(j["segments"]) == 108 and "nextOffset" not in j, {k: j[k] for k in ("total", "offset")}
+    assert [s["name"] for s in j["speakers"]] == ["MAYA", "THEO", "PRIYA"]
+    assert j["text"].splitlines()[0] == j["segments"][0]["text"]
+    piped = cli("segments", "-", input="Maya: We ship Friday.\n\nTheo: Then we test.\n".encode(), timeout=QUICK_TIMEOUT)
+    assert piped.out == "[1] Maya: We ship Friday.\n[2] Theo: Then we test.\n", piped
+    past = cli("segments", "--offset", "500", SAMPLE, timeout=QUICK_TIMEOUT)
+    assert past.code == 2 and "offset 500 is past the last segment: the document has 108" in past.err, past
+
+
+def test_cache_lists_and_clears_entries(cli: Callable[..., Run], cli_env: Dict[str, str]) -> None:
+    """`parlance cache` needs no model: entries written as the daemon writes them (a label
+    beside the value) are listed, a file's are cleared by its text, then all."""
+    import hashlib
+    folder = Path(cli_env["PARLANCE_CACHE_DIR"]) / "analysis"
+    folder.mkdir(parents=True, exist_ok=True)
+    sample_hash = hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
+    for i, (method, docs, checks) in enumerate([("analysis/summarize", [sample_hash], 28), ("analysis/tags", [sample_hash], 1),
+                                                ("analysis/content", ["f" * 64], 28)]):
+        entry = {"checks": checks, "value": {}, "created": 1_800_000_000 + i,
+                 "label": {"method": method, "documents": docs, "model": "tiny", "modelIdentity": "abc", "language": "en"}}
+        (folder / (f"{i}" * 64 + ".json")).write_text(json.dumps(entry))
+    listed = cli("cache", "list", "--json", timeout=QUICK_TIMEOUT)
+    r = json.loads(listed.out)
+    assert [e["method"] for e in r["entries"]] == ["analysis/content", "analysis/tags", "analysis/summarize"], r
+    assert [e["current"] for e in r["entries"]] == [r["checksVersion"] == 28, False, r["checksVersion"] == 28]
+    text = cli("cache", "list", SAMPLE, timeout=QUICK_TIMEOUT).out
+    assert "analysis/tags (checks 1, not served)" in text and "analysis/content" not in text and "2 entries" in text, text
+    assert cli("cache", "clear", SAMPLE, timeout=QUICK_TIMEOUT).out == "removed 2 entries\n"
+    assert cli("cache", "clear", "--all", timeout=QUICK_TIMEOUT).out == "removed 1 entry\n"
+    assert not list(folder.glob("*.json"))
+    bare = cli("cache", "clear", timeout=QUICK_TIMEOUT)
+    assert bare.code == 2 and "cache clear takes FILE, --all or --content-hash HASH" in bare.err, bare
 
 
 def test_json_output_is_the_json_rpc_result(cli: Callable[..., Run], daemon: Callable[..., Daemon], tmp_path: Path) -> None:

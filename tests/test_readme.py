@@ -189,3 +189,72 @@ def test_command_line_block_runs(block: Block, parlance_bin: Path, daemon_env: D
         assert "\x1b" not in out and "\r" not in out, f"decoration in piped output\n{where}"
         if "--json" in command.split():
             json.loads(out)
+
+
+# -- placeholders ------------------------------------------------------------------------------
+# No example in the READMEs or the spec holds a stand-in where its real text or value belongs:
+# a `…_PLACEHOLDER` word or a TODO/FIXME/TBD anywhere in the file; in a fenced block or a spec
+# example, a value that is only an angle-bracketed name ("<uri>", `"text": <TRANSCRIPT>`, a
+# shell argument `<file>`). Angle brackets that are text (WebVTT's `<v Maya>` inside a cue,
+# a model's `<tool_call>`, Vim's `<leader>`) are not values and pass. Runs without a daemon.
+
+DOCUMENTS = [ROOT / "README.md", ROOT / "protocol" / "README.md"]
+SPEC_FILE = ROOT / "protocol" / "parlance.openrpc.json"
+PLACEHOLDER_WORD = re.compile(r"\b(?:[A-Z0-9]+_)*PLACEHOLDER(?:_[A-Z0-9]+)*\b|\b(?:TODO|FIXME|TBD)\b")
+ANGLE_VALUE = re.compile(
+    r"\"\s*<[A-Za-z_][^\"<>]*>\s*\""  # a JSON string that is only <name>
+    r"|\"\s*:\s*<[A-Za-z_][^<>]*>"  # an unquoted <name> after a JSON key
+    r"|\b[A-Za-z_]\w*=<[A-Za-z_][^<>]*>"  # a shell variable or flag set to <name>
+)
+ANGLE_ARGUMENT = re.compile(r"(?:^|\s)<[A-Za-z_][\w .:/-]*>(?=\s|$)")  # a shell argument that is only <name>
+
+
+def placeholders(text: str, shell: bool = False) -> List[str]:
+    found = [m.group(0) for m in PLACEHOLDER_WORD.finditer(text)]
+    found += [m.group(0).strip() for m in ANGLE_VALUE.finditer(text)]
+    if shell:
+        found += [m.group(0).strip() for m in ANGLE_ARGUMENT.finditer(text)]
+    return found
+
+
+def test_the_placeholder_check_finds_placeholders() -> None:
+    assert placeholders("→ {\"x\":1}\nTRANSCRIPT_PLACEHOLDER") == ["TRANSCRIPT_PLACEHOLDER"]
+    assert placeholders('{"uri":"<uri>"}') == ['"<uri>"']
+    assert placeholders('{"text": <TRANSCRIPT>}') == ['": <TRANSCRIPT>']
+    assert placeholders("MODEL=<path> make eval", shell=True) == ["MODEL=<path>"]
+    assert placeholders("parlance summarize <file>", shell=True) == ["<file>"]
+    assert placeholders("# TODO: a real session") == ["TODO"]
+    assert placeholders('{"text":"WEBVTT\\n\\n00:00:01.000 --> 00:00:04.000\\n<v Maya>Welcome back"}') == []
+    assert placeholders("vim.keymap.set('x', '<leader>r', ':<C-u>lua f()<CR>')") == []
+    assert placeholders("sort < list.txt; cat <<EOF", shell=True) == []
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_example_holds_a_placeholder(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    found = [f"{path.relative_to(ROOT)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}" for m in PLACEHOLDER_WORD.finditer(text)]
+    for b in blocks(text):
+        for i, line in enumerate(b.text.splitlines()):
+            found += [f"{path.relative_to(ROOT)}:{b.line + 1 + i}: {p}" for p in placeholders(line, shell=b.lang in SHELL)
+                      if not PLACEHOLDER_WORD.fullmatch(p)]
+    assert not found, "placeholders where a real example belongs:\n" + "\n".join(found)
+
+
+def test_no_spec_example_holds_a_placeholder() -> None:
+    spec = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
+    found = []
+
+    def walk(v: Any, where: str) -> None:
+        if isinstance(v, str):
+            if PLACEHOLDER_WORD.search(v) or re.fullmatch(r"\s*<[A-Za-z_][^<>]*>\s*", v):
+                found.append(f"{where}: {v[:80]!r}")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{where}.{k}")
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{where}[{i}]")
+
+    for m in spec["methods"]:
+        walk(m.get("examples", []), m["name"])
+    assert not found, "spec examples with placeholders:\n" + "\n".join(found)

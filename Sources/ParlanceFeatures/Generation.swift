@@ -16,6 +16,9 @@ public struct ResolvedOptions: Sendable, CarriesGenerationSettings {
     public var numbersFrom: String? = nil
     /// Words the output never writes (`WordGuard`).
     public var bannedWords: [String] = []
+    /// The request's `refresh`: every analysis cache read it would make is skipped (its
+    /// results are still written).
+    public var refresh = false
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -25,6 +28,26 @@ public struct ResolvedOptions: Sendable, CarriesGenerationSettings {
         settings = GenerationSettings(sampling: sampling, seed: o?.seed.map { UInt32(truncatingIfNeeded: $0) } ?? defaultSeed,
                                       maxTokens: o?.maxTokens ?? defaultMaxTokens, deterministic: o?.deterministic ?? false,
                                       speculative: o?.speculative)
+    }
+
+    /// A generating request's controls: its sampling read as a session's options are (the
+    /// same names, ranges and defaults), `maxTokens` and `seed` as the method decides them.
+    init(_ c: GenerationControls, maxTokens: Int?, seed: Int? = nil, defaultTemperature: Double) {
+        self.init(GenerationOptions(temperature: c.temperature, topP: c.topP, topK: c.topK, minP: c.minP, seed: seed ?? c.seed,
+                                    maxTokens: maxTokens, deterministic: c.deterministic, speculative: c.speculative),
+                  defaultTemperature: defaultTemperature)
+        refresh = c.refresh ?? false
+    }
+
+    /// topP, topK and minP where they differ from the defaults, for cache keys that list
+    /// their settings: a request at the defaults names the entry it always named.
+    var chosenSampling: JSONObject {
+        let d = SamplingOptions(), s = settings.sampling
+        var o = JSONObject()
+        if s.topP != d.topP { o["topP"] = .double(s.topP) }
+        if s.topK != d.topK { o["topK"] = .int(s.topK) }
+        if s.minP != d.minP { o["minP"] = .double(s.minP) }
+        return o
     }
 
     func provenance(_ engine: any LanguageModel) -> Provenance {

@@ -206,3 +206,44 @@ public enum Render {
         return out
     }
 }
+
+extension Render {
+    /// document/segments' page, one line per segment: `[12] 00:03:14 MAYA: text` (a timed
+    /// transcript), `[12] MAYA: text` (plain text). The time is always `hh:mm:ss`, so the
+    /// lines of a long recording line up and sort.
+    public static func segments(_ r: JSONValue) -> String {
+        (r["segments"]?.arrayValue ?? []).map { s in
+            var line = "[\(s["id"]?.intValue ?? 0)] "
+            if let start = s["start"]?.doubleValue {
+                let t = Int(start)
+                line += String(format: "%02d:%02d:%02d ", t / 3600, t / 60 % 60, t % 60)
+            }
+            if let sp = s["speaker"]?.stringValue { line += sp + ": " }
+            return line + (s["text"]?.stringValue ?? "") + "\n"
+        }.joined()
+    }
+}
+
+extension Render {
+    /// analysis/cache/list's entries as a table, newest first: when, what, which model and
+    /// language, the document (its uri, else the start of its content hash), and a mark on
+    /// entries of other checks versions (never served).
+    public static func cacheEntries(_ r: JSONValue) -> String {
+        let entries = r["entries"]?.arrayValue ?? []
+        let total = r["total"]?.intValue ?? entries.count
+        var rows = [["CREATED", "METHOD", "MODEL", "LANG", "SIZE", "DOCUMENT"]]
+        for e in entries {
+            let document = e["uri"]?.stringValue
+                ?? (e["contentHashes"]?.arrayValue ?? []).compactMap { $0.stringValue.map { String($0.prefix(12)) } }.joined(separator: ",")
+            let stale = e["current"]?.boolValue == false ? " (checks \(e["checksVersion"]?.intValue ?? 0), not served)" : ""
+            rows.append([String((e["createdAt"]?.stringValue ?? "").prefix(19)).replacingOccurrences(of: "T", with: " "),
+                         (e["method"]?.stringValue ?? "?") + stale, e["model"]?.stringValue ?? "-", e["language"]?.stringValue ?? "-",
+                         bytes(e["bytes"]?.intValue ?? 0), document])
+        }
+        var out = entries.isEmpty ? "" : table(rows)
+        let shown = entries.count < total ? "\(entries.count) of \(total) entries" : "\(total) entr\(total == 1 ? "y" : "ies")"
+        out += "\(shown), \(bytes(r["totalBytes"]?.intValue ?? 0))"
+        if let u = r["unlabelled"]?.intValue, u > 0 { out += "; \(u) older entr\(u == 1 ? "y" : "ies") not listed (cache clear --all removes them)" }
+        return out + "\n"
+    }
+}

@@ -67,7 +67,7 @@ extension MCPServer {
             "capabilities": ["tools": ["listChanged": false], "resources": ["subscribe": false, "listChanged": false],
                              "prompts": ["listChanged": false], "logging": .object(JSONObject())],
             "serverInfo": ["name": "parlance", "title": "Parlance", "version": .string(Server.version)],
-            "instructions": "Parlance runs a language model on this machine: nothing leaves it. summarize, ask, analyze and compare read transcripts (SRT, WebVTT) or documents by path, uri or text; rewrite changes the tone of text and keeps its facts. Long work reports progress.",
+            "instructions": "Parlance runs a language model on this machine: nothing leaves it. summarize, ask, analyze and compare read transcripts (SRT, WebVTT) or documents by path, uri or text; rewrite changes the tone of text and keeps its facts; segments gives a transcript's parsed segments and speakers without the model. Long work reports progress.",
         ]
     }
 

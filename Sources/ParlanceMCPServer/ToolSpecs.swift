@@ -67,6 +67,10 @@ struct MCPToolSpec: Sendable {
                     description: "Compares two to eight transcripts or documents: common themes, how their positions evolve, each one's unique insights and an order to read them in. Each document is given as path, uri or text.",
                     inputSchema: compareInput, outputSchema: AnalyzeCompare.resultSchema,
                     method: { _ in AnalyzeCompare.name }, render: Render.fields),
+        MCPToolSpec(name: "segments", title: "A transcript's segments",
+                    description: "The segments of a transcript as Parlance parsed it (SRT, WebVTT or plain text): each one's id, start and end times, speaker and text, a page at a time (offset, limit; nextOffset says where the next page starts), with the plain text and the speakers (each with the other names the transcript used for them). No model is used." + document,
+                    inputSchema: input(DocumentSegments.paramsSchema), outputSchema: DocumentSegments.resultSchema,
+                    method: { _ in DocumentSegments.name }, render: Render.segments),
     ]
 
     /// Every analysis's params in one object, with `kind` choosing the analysis.

@@ -22,6 +22,7 @@ public enum AskStream: GeneratingMethod {
             "language": SchemaHint(description: "Answer language (BCP-47). Default: the document's."),
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 64, maximum: 1024),
             "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),
+            "refresh": SchemaHint(description: "A first question: answer it again instead of from the analysis cache; the new answer replaces the cached one. Default false."),
         ]
     }
 

@@ -136,7 +136,8 @@ public enum ComposeVariations: GeneratingMethod {
             self.instructions = instructions
             self.language = language
         }
-        public static let controls = GenerationControls.Key.allCases
+        /// Every control but `refresh`: nothing of compose's is served from a cache.
+        public static let controls = GenerationControls.Key.allCases.filter { $0 != .refresh }
         public static let schemaHints: [String: SchemaHint] = [
             "text": SchemaHint(description: "The selection to rewrite.", minLength: 1),
             "tones": SchemaHint(description: "Tones, one variation each (repeat a tone for alternatives). Default: formal, casual, diplomatic (the first `count` of formal, casual, diplomatic, empathetic, direct).", minItems: 1, maxItems: 8),

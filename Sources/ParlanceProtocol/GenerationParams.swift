@@ -6,16 +6,22 @@ import ParlanceSchema
 /// are not in its schema, so a request that sends one is rejected as an unknown property.
 public struct GenerationControls: Sendable, Hashable {
     public enum Key: String, CodingKey, CaseIterable, Sendable {
-        case maxTokens, temperature, seed, deterministic, speculative, verify, maxAttempts, model, workDoneToken
+        case maxTokens, temperature, topP, topK, minP, seed, deterministic, speculative, verify, maxAttempts, model, refresh, workDoneToken
     }
     public var maxTokens: Int?
     public var temperature: Double?
+    /// Sampling as a session's options take it (`GenerationOptions`): same names, same ranges.
+    public var topP: Double?
+    public var topK: Int?
+    public var minP: Double?
     public var seed: Int?
     public var deterministic: Bool?
     public var speculative: Bool?
     public var verify: Bool?
     public var maxAttempts: Int?
     public var model: String?
+    /// Skip the analysis cache's read (the result is made again, and cached).
+    public var refresh: Bool?
     public var workDoneToken: JSONValue?
 
     /// None set: each method's defaults.
@@ -29,12 +35,16 @@ public struct GenerationControls: Sendable, Hashable {
             switch key {
             case .maxTokens: maxTokens = try c.decodeIfPresent(Int.self, forKey: key)
             case .temperature: temperature = try c.decodeIfPresent(Double.self, forKey: key)
+            case .topP: topP = try c.decodeIfPresent(Double.self, forKey: key)
+            case .topK: topK = try c.decodeIfPresent(Int.self, forKey: key)
+            case .minP: minP = try c.decodeIfPresent(Double.self, forKey: key)
             case .seed: seed = try c.decodeIfPresent(Int.self, forKey: key)
             case .deterministic: deterministic = try c.decodeIfPresent(Bool.self, forKey: key)
             case .speculative: speculative = try c.decodeIfPresent(Bool.self, forKey: key)
             case .verify: verify = try c.decodeIfPresent(Bool.self, forKey: key)
             case .maxAttempts: maxAttempts = try c.decodeIfPresent(Int.self, forKey: key)
             case .model: model = try c.decodeIfPresent(String.self, forKey: key)
+            case .refresh: refresh = try c.decodeIfPresent(Bool.self, forKey: key)
             case .workDoneToken: workDoneToken = try c.decodeIfPresent(JSONValue.self, forKey: key)
             }
         }
@@ -47,12 +57,16 @@ public struct GenerationControls: Sendable, Hashable {
             switch key {
             case .maxTokens: try c.encodeIfPresent(maxTokens, forKey: key)
             case .temperature: try c.encodeIfPresent(temperature, forKey: key)
+            case .topP: try c.encodeIfPresent(topP, forKey: key)
+            case .topK: try c.encodeIfPresent(topK, forKey: key)
+            case .minP: try c.encodeIfPresent(minP, forKey: key)
             case .seed: try c.encodeIfPresent(seed, forKey: key)
             case .deterministic: try c.encodeIfPresent(deterministic, forKey: key)
             case .speculative: try c.encodeIfPresent(speculative, forKey: key)
             case .verify: try c.encodeIfPresent(verify, forKey: key)
             case .maxAttempts: try c.encodeIfPresent(maxAttempts, forKey: key)
             case .model: try c.encodeIfPresent(model, forKey: key)
+            case .refresh: try c.encodeIfPresent(refresh, forKey: key)
             case .workDoneToken: try c.encodeIfPresent(workDoneToken, forKey: key)
             }
         }
@@ -62,12 +76,17 @@ public struct GenerationControls: Sendable, Hashable {
     public static let hints: [String: SchemaHint] = [
         "maxTokens": SchemaHint(description: "Upper bound on generated tokens."),
         "temperature": SchemaHint(minimum: 0, maximum: 2),
+        // A session's options say these once (names and ranges); a request's controls are the same.
+        "topP": GenerationOptions.schemaHints["topP"]!,
+        "topK": GenerationOptions.schemaHints["topK"]!,
+        "minP": GenerationOptions.schemaHints["minP"]!,
         "seed": SchemaHint(minimum: 0, maximum: 4_294_967_295),
         "deterministic": .deterministic,
         "speculative": .speculative,
         "verify": .verify,
         "maxAttempts": .maxAttempts,
         "model": .model,
+        "refresh": SchemaHint(description: "Make the result again instead of answering from the analysis cache (its part notes too, for a long transcript); the new result replaces the cached one. Default false."),
         "workDoneToken": SchemaHint(description: "LSP work-done token: progress and streamed output arrive as $/progress."),
     ]
 }
@@ -81,7 +100,7 @@ public protocol GenerationInput: Codable, Sendable, Schematic {
 extension GenerationInput {
     /// What a method that writes one result from a document takes.
     public static var controls: [GenerationControls.Key] {
-        [.temperature, .seed, .deterministic, .verify, .maxAttempts, .model, .workDoneToken]
+        [.temperature, .topP, .topK, .minP, .seed, .deterministic, .verify, .maxAttempts, .model, .refresh, .workDoneToken]
     }
 }
 

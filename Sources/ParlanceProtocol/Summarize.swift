@@ -16,7 +16,7 @@ public enum Summarize: DocumentAnalysis {
             self.language = language
         }
         public static let controls: [GenerationControls.Key] = [
-            .maxTokens, .temperature, .seed, .deterministic, .verify, .maxAttempts, .model, .workDoneToken,
+            .maxTokens, .temperature, .topP, .topK, .minP, .seed, .deterministic, .verify, .maxAttempts, .model, .refresh, .workDoneToken,
         ]
         public static let schemaHints: [String: SchemaHint] = [
             "text": SchemaHint(description: "The text to summarize (SRT and WebVTT are recognised). Give text or uri."),

@@ -62,6 +62,7 @@ enum Registry {
         r.on(DocumentChange.self, ordered: true, DocumentHandlers.change)
         r.on(DocumentClose.self, ordered: true, DocumentHandlers.close)
         r.on(DocumentList.self, ordered: true, DocumentHandlers.list)
+        r.on(DocumentSegments.self, ordered: true, SegmentHandlers.segments)
 
         // Analysis
         r.on(Summarize.self, Summaries.summarize)
@@ -71,6 +72,8 @@ enum Registry {
         r.on(AnalyzeContent.self, Analyses.content)
         r.on(AnalyzeCompare.self, Compare.compare)
         r.on(AnalyzeWorthIt.self, WorthIt.worthIt)
+        r.on(AnalysisCacheList.self, ordered: true, CacheHandlers.list)
+        r.on(AnalysisCacheClear.self, ordered: true, CacheHandlers.clear)
 
         // Ask
         r.on(AskStream.self, claim: Ask.ask)

@@ -395,6 +395,27 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert ctx.cache["listed"] in [d["uri"] for d in r["documents"]]
 
 
+@case("document/segments")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.document(), "limit": 3}
+
+
+@check("document/segments")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r["uri"] == p["uri"] and r["version"] == 1 and r["format"] == "srt"
+    assert r["total"] == 4 and r["offset"] == 0 and r["nextOffset"] == 3, r
+    assert [s["id"] for s in r["segments"]] == [1, 2, 3]
+    assert r["segments"][0] == {"id": 1, "start": 1, "end": 4, "speaker": "ALICE",
+                                "text": "Welcome back. Today we talk about the product launch."}
+    assert r["text"].split("\n")[1] == r["segments"][1]["text"], "the plain text is the segments' texts, one per line"
+    assert [s["name"] for s in r["speakers"]] == ["ALICE", "BOB"] and all(s["aliases"] == [] for s in r["speakers"])
+    rest = ctx.client.request("document/segments", {"uri": p["uri"], "offset": 3, "includeText": False})
+    assert [s["id"] for s in rest["segments"]] == [4] and "nextOffset" not in rest and "text" not in rest, rest
+    assert rest["contentHash"] == r["contentHash"]
+    inline = ctx.client.request("document/segments", {"text": support.SAMPLE_SRT})
+    assert inline["segments"] == r["segments"] + rest["segments"] and "uri" not in inline
+
+
 # == Analysis =========================================================================
 
 @case("analysis/summarize")
@@ -455,6 +476,32 @@ def _(ctx: CaseContext) -> Params:
 @check("analysis/compare")
 def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r["cached"] is False
+
+
+@case("analysis/cache/list")
+def _(ctx: CaseContext) -> Params:
+    return {"limit": 50}
+
+
+@check("analysis/cache/list")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert isinstance(r["checksVersion"], int) and r["total"] >= len(r["entries"]) and len(r["entries"]) <= 50
+    times = [e["createdAt"] for e in r["entries"]]
+    assert times == sorted(times, reverse=True), "newest first"
+    for e in r["entries"]:
+        assert all(len(h) == 64 for h in e["contentHashes"]), e
+        assert e["current"] == (e["checksVersion"] == r["checksVersion"]), e
+
+
+@case("analysis/cache/clear")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.document()}
+
+
+@check("analysis/cache/clear")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    assert r == {"removed": 0}, "a document opened just now has no cached analyses"
+    assert ctx.client.request("analysis/cache/list", {"uri": p["uri"]})["entries"] == []
 
 
 # == Ask ==============================================================================

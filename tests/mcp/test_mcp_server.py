@@ -72,7 +72,7 @@ def test_tools_list_schemas_are_json_schema(daemon_env):
     async def main():
         async with Client(server(daemon_env)) as c:
             tools = (await c.list_tools()).tools
-            assert sorted(t.name for t in tools) == ["analyze", "ask", "compare", "rewrite", "summarize"]
+            assert sorted(t.name for t in tools) == ["analyze", "ask", "compare", "rewrite", "segments", "summarize"]
             for t in tools:
                 jsonschema.Draft202012Validator.check_schema(t.input_schema)
                 assert t.input_schema["type"] == "object"

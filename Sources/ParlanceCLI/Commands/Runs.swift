@@ -81,6 +81,57 @@ enum Runs {
         return checked(r, inv)
     }
 
+    /// `parlance segments FILE`: every segment from --offset (one page of --limit when
+    /// given), as lines or as document/segments' JSON.
+    static func segments(_ inv: Invocation) async throws -> Int32 {
+        var p = inv.params
+        p["text"] = .string(try Input.read(inv.positionals[0]))
+        let onePage = p["limit"] != nil
+        if !onePage { p["limit"] = .int(segmentsPage) }
+        while true {
+            let r = try await inv.session.request(DocumentSegments.name, p, progress: false)
+            inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.segments(r))
+            guard !onePage, let next = r["nextOffset"]?.intValue else { return 0 }
+            p["offset"] = .int(next)
+            p["includeText"] = false
+        }
+    }
+
+    /// `parlance cache list [FILE]` and `parlance cache clear FILE | --all | --content-hash H`.
+    /// FILE is opened as a document (its file:// uri), so its entries are those of its text.
+    static func cache(_ inv: Invocation) async throws -> Int32 {
+        var p = inv.params
+        let sub = inv.positionals[0]
+        guard sub == "list" || sub == "clear" else { throw UsageError("cache takes list or clear, got '\(sub)'", command: "cache") }
+        if inv.positionals.count == 2 {
+            let file = inv.positionals[1]
+            let uri = file == "-" ? "stdin:" : URL(fileURLWithPath: file).standardizedFileURL.absoluteString
+            _ = try await inv.session.request(DocumentOpen.name, JSONObject([("uri", .string(uri)), ("text", .string(try Input.read(file)))]), progress: false)
+            p["uri"] = .string(uri)
+        }
+        if sub == "list" {
+            if p["all"] != nil { throw UsageError("cache list takes no --all (it lists every entry without FILE)", command: "cache") }
+            if let n = inv.own["--limit"] {
+                guard let v = Int(n) else { throw UsageError("--limit must be an integer, got '\(n)'", command: "cache") }
+                p["limit"] = .int(v)
+            }
+            let r = try await inv.session.request(AnalysisCacheList.name, p, progress: false)
+            inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.cacheEntries(r))
+            return 0
+        }
+        if inv.own["--limit"] != nil { throw UsageError("--limit is for cache list", command: "cache") }
+        if p["uri"] == nil, p["all"] == nil, p["contentHash"] == nil {
+            throw UsageError("cache clear takes FILE, --all or --content-hash HASH", command: "cache")
+        }
+        let r = try await inv.session.request(AnalysisCacheClear.name, p, progress: false)
+        let n = r["removed"]?.intValue ?? 0
+        inv.session.terminal.out(inv.json ? r.serialized() + "\n" : "removed \(n) entr\(n == 1 ? "y" : "ies")\n")
+        return 0
+    }
+
+    /// The largest page document/segments gives (its params' `limit` maximum).
+    static let segmentsPage = DocumentSegments.paramsSchema["properties"]?["limit"]?["maximum"]?.intValue ?? 500
+
     static func models(_ inv: Invocation) async throws -> Int32 {
         let t = inv.session.terminal
         switch inv.positionals.first {

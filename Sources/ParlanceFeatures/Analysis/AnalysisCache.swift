@@ -61,37 +61,20 @@ public actor AnalysisCache {
     /// neither written nor passed.
     public static let checksVersion = 28
 
-    /// What an entry is for: the method, the content (hashes), the request's settings, the
-    /// output language and the model. The one way to name an entry.
-    public struct Key: Sendable, Hashable {
-        public let text: String
-
-        public init(method: String, content: String, settings: JSONObject, language: String, model: String) {
-            text = [method, content, JSONValue.object(settings).serialized(sortKeys: true), language, model].joined(separator: "|")
-        }
-
-        /// A single-document request: its params without the text, uri and progress token.
-        /// A requested language honoured as asked says nothing the resolved language does not,
-        /// so it is left out: compare's summary of a document ("en-us", asked) is the summary
-        /// a plain analysis/summarize of it made (en-us, detected), and is shared.
-        public init(method: String, input: AnalysisInput, params: some Encodable, engine: any LanguageModel) {
-            var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
-            for k in ["workDoneToken", "text", "uri"] { p[k] = nil }
-            if input.language.fallbackFrom == nil { p["language"] = nil }
-            // An ablation run's results are its own (`Ablation`).
-            if !Ablation.disabled.isEmpty { p["disabledChecks"] = .string(Ablation.disabled.sorted().joined(separator: ",")) }
-            self.init(method: method, content: input.contentHash, settings: p, language: input.language.language, model: engine.identity)
-        }
-    }
-
-    /// An entry as stored: the value and the checks version it was made under.
+    /// An entry as stored: the value and the checks version it was made under, what it is
+    /// (`label`) and when it was made (seconds since 1970). Entries written before labels
+    /// existed have neither.
     struct Entry<T: Codable>: Codable {
         var checks: Int
         var value: T
+        var label: Label? = nil
+        var created: Double? = nil
     }
 
-    private var memory: [String: (data: Data, tick: UInt64)] = [:]
-    private var bytes = 0
+    /// Entries by name (the SHA-256 of their key), as stored; the index reads them too
+    /// (`AnalysisCacheIndex.swift`).
+    var memory: [String: (data: Data, tick: UInt64)] = [:]
+    var bytes = 0
     private var tick: UInt64 = 0
     public let maxBytes: Int
     public let directory: String?
@@ -133,7 +116,8 @@ public actor AnalysisCache {
     }
 
     public func put<T: Codable>(_ key: Key, _ value: T) {
-        guard let data = try? JSONEncoder().encode(Entry(checks: AnalysisCache.checksVersion, value: value)) else { return }
+        let entry = Entry(checks: AnalysisCache.checksVersion, value: value, label: key.label, created: Date().timeIntervalSince1970)
+        guard let data = try? JSONEncoder().encode(entry) else { return }
         let name = SHA256.hex(key.text)
         remember(name, data)
         if let path = path(for: name) {
@@ -159,7 +143,7 @@ public actor AnalysisCache {
         }
     }
 
-    private func path(for name: String) -> String? {
+    func path(for name: String) -> String? {
         directory.map { "\($0)/\(name).json" }
     }
 }

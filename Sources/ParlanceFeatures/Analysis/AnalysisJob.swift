@@ -41,7 +41,7 @@ struct AnalysisJob: Sendable {
                                          _ produce: (AnalysisJob) async throws -> AnalysisOutput) async throws -> M.Result
     where M.Input: DocumentRequest {
         let job = try await start(M.name, p, maxTokens: maxTokens, ctx: ctx)
-        if let hit: M.Result = await AnalysisCache.cachedResult(job.cacheKey, ctx: ctx) { return hit }
+        if !job.options.refresh, let hit: M.Result = await AnalysisCache.cachedResult(job.cacheKey, ctx: ctx) { return hit }
         let out = try await produce(job)
         return try await job.finish(out)
     }
@@ -50,8 +50,7 @@ struct AnalysisJob: Sendable {
         let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, ctx: ctx)
         let engine = try await ctx.engine()
         _ = try input.checkedTokenCount(engine, path: p.uri == nil ? "text" : "uri")
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: maxTokens, deterministic: p.deterministic),
-                                      defaultTemperature: 0.2)
+        let options = ResolvedOptions(p.controls, maxTokens: maxTokens, defaultTemperature: 0.2)
         return AnalysisJob(input: input, engine: engine, options: options, ctx: ctx,
                            cacheKey: AnalysisCache.Key(method: method, input: input, params: p, engine: engine),
                            attempts: Attempts(verify: p.verify, maxAttempts: p.maxAttempts))

@@ -22,8 +22,8 @@ public enum Compare {
         let inputs = try await resolve(p, engine: engine, ctx: ctx)
         let titles = uniqueTitles(p.documents)
         let key = cacheKey(p, inputs: inputs, engine: engine)
-        if let hit: AnalyzeCompare.Result = await AnalysisCache.cachedResult(key, ctx: ctx) { return hit }
-        let options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, deterministic: p.deterministic), defaultTemperature: 0.2)
+        if p.refresh != true, let hit: AnalyzeCompare.Result = await AnalysisCache.cachedResult(key, ctx: ctx) { return hit }
+        let options = ResolvedOptions(p.controls, maxTokens: nil, defaultTemperature: 0.2)
         let (digests, documents, mapped) = try await summarizeEach(p, titles: titles, inputs: inputs, ctx: ctx)
         let (draft, reduced) = try await compareSummaries(digests, language: inputs[0], engine: engine, options: options, titles: titles, ctx: ctx)
         var content = verified(draft, titles: titles, verify: Attempts(verify: p.verify, maxAttempts: p.maxAttempts).verify)
@@ -66,6 +66,7 @@ public enum Compare {
     static func cacheKey(_ p: AnalyzeCompare.Params, inputs: [AnalysisInput], engine: any LanguageModel) -> AnalysisCache.Key {
         var settings = (try? JSONValue(encoding: p))?.objectValue ?? JSONObject()
         settings["workDoneToken"] = nil
+        settings["refresh"] = nil
         settings["documents"] = .array(p.documents.map { d in
             var o = JSONObject()
             if let t = d.title { o["title"] = .string(t) }
@@ -73,7 +74,8 @@ public enum Compare {
             return .object(o)
         })
         return AnalysisCache.Key(method: AnalyzeCompare.name, content: inputs.map(\.contentHash).joined(separator: ","), settings: settings,
-                                 language: inputs[0].language.language, model: engine.identity)
+                                 language: inputs[0].language.language, model: engine.identity, documents: inputs.map(\.contentHash),
+                                 modelName: engine.name)
     }
 
     /// Map: one summary per document (analysis/summarize, cached and shared; sequential:
@@ -90,6 +92,10 @@ public enum Compare {
             let sub = ctx.with(progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"))
             var params = Summarize.Params(Summarize.Input(text: d.text, uri: d.uri, language: inputs[0].language.language))
             params.temperature = p.temperature
+            params.topP = p.topP
+            params.topK = p.topK
+            params.minP = p.minP
+            params.refresh = p.refresh
             params.seed = p.seed
             params.verify = p.verify
             params.maxAttempts = p.maxAttempts

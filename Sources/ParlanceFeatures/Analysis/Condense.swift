@@ -131,10 +131,11 @@ enum Condense {
         let notes = try await map(pieces, concurrency: par, done: { k, piece in
             ctx.progress.report("read part \(k) of \(n)", range.lowerBound + width * k / max(1, n), phase: .map, part: "chunk-\(piece.index)")
         }) { p in
-            let key = AnalysisCache.Key(method: "part-notes", content: p.hash,
-                                        settings: ["seed": .int(Int(options.seed)), "temperature": .double(options.sampling.temperature)],
-                                        language: input.language.language, model: engine.identity)
-            if let hit: JSONValue = await ctx.services.analysisCache.get(key) {
+            var settings: JSONObject = ["seed": .int(Int(options.seed)), "temperature": .double(options.sampling.temperature)]
+            for (k, v) in options.chosenSampling { settings[k] = v }
+            let key = AnalysisCache.Key(method: "part-notes", content: p.hash, settings: settings, language: input.language.language,
+                                        model: engine.identity, documents: [input.contentHash], uri: input.uri, modelName: engine.name)
+            if !options.refresh, let hit: JSONValue = await ctx.services.analysisCache.get(key) {
                 reused.withLock { $0 += 1 }
                 return hit
             }

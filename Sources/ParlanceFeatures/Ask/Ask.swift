@@ -102,9 +102,7 @@ public enum Ask {
             do {
                 let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx)
                 let engine = try await ctx.engine(model: session.model)
-                var options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed, maxTokens: p.maxTokens ?? 200, deterministic: p.deterministic,
-                                                                speculative: p.speculative),
-                                              defaultTemperature: 0.2)
+                var options = ResolvedOptions(p.controls, maxTokens: p.maxTokens ?? 200, defaultTemperature: 0.2)
                 options.copiesText = true  // quotes the segments shown
                 let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)
                 await store.release(session)

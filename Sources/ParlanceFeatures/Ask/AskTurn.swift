@@ -76,7 +76,7 @@ extension Ask {
         // A second attempt rarely beats the extractive fallback by much: the budget allows about one.
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts, budgetFactor: 1.5)
         var turn = await begin(p, input: input, engine: engine, options: options, attempts: attempts, session: s)
-        if s.turns.isEmpty, let hit = try await cached(&turn, session: &s, ctx: ctx) { return hit }
+        if s.turns.isEmpty, !options.refresh, let hit = try await cached(&turn, session: &s, ctx: ctx) { return hit }
         ctx.progress.report("retrieving", 2, phase: .tokenizing)
         let retrieved = await retrieve(&turn, input: input, engine: engine, options: options, session: &s)
         var meta = Meta(sessionId: s.id, turn: turn.number, input: input, provenance: options.provenance(engine), retrieval: retrieved.retrieval)
@@ -115,14 +115,15 @@ extension Ask {
         let convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
             ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
-        let settings: JSONObject = [
+        var settings: JSONObject = [
             "question": .string(question), "seed": .int(Int(options.seed)), "deterministic": .bool(options.deterministic),
             "temperature": .double(options.sampling.temperature), "maxTokens": .int(options.maxTokens), "verify": .bool(attempts.verify),
             "maxAttempts": .int(attempts.maxAttempts), "answerability": 1,
         ]
+        for (k, v) in options.chosenSampling { settings[k] = v }
         return Turn(question: question, number: s.turns.count / 2 + 1, previous: convo.exchanges.last?.question ?? "", convo: convo,
                     cacheKey: AnalysisCache.Key(method: AskStream.name, content: input.contentHash, settings: settings,
-                                                language: input.language.language, model: engine.identity),
+                                                language: input.language.language, model: engine.identity, uri: input.uri, modelName: engine.name),
                     profile: AnswerabilityProfile.of(model: engine.identity))
     }
 

@@ -115,9 +115,7 @@ public enum Compose {
 
     /// The options every variation starts from (each then takes its own seed).
     private static func options(_ p: ComposeVariations.Params, seed: UInt32, maxTokens: Int, selection: String) -> ResolvedOptions {
-        var o = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: Int(seed), maxTokens: maxTokens, deterministic: p.deterministic,
-                                                  speculative: p.speculative),
-                                defaultTemperature: 0.4)
+        var o = ResolvedOptions(p.controls, maxTokens: maxTokens, seed: Int(seed), defaultTemperature: 0.4)
         // Five tones of one selection share most of their words: each variation drafts from
         // the others' output too.
         o.draftGroup = UInt64.random(in: 1...UInt64.max)
@@ -188,9 +186,7 @@ public enum Compose {
         guard prompt.count + maxTokens <= engine.contextSize else {
             throw tooLong(promptTokens: prompt.count, selectionTokens: engine.countTokens(entry.text), maxTokens: maxTokens, engine: engine)
         }
-        var options = ResolvedOptions(GenerationOptions(temperature: p.temperature, seed: p.seed ?? parent.seed, maxTokens: maxTokens, deterministic: p.deterministic,
-                                                        speculative: p.speculative),
-                                      defaultTemperature: 0.4)
+        var options = ResolvedOptions(p.controls, maxTokens: maxTokens, seed: p.seed ?? parent.seed, defaultTemperature: 0.4)
         options.copiesText = true  // the refined variation
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
         let languageName = Languages.name(entry.language)
