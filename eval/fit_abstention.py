@@ -45,8 +45,12 @@ def collect(args) -> list:
     data = os.path.join(ROOT, "eval", "data")
     items = [q for q in json.load(open(os.path.join(data, "qa.json"))) if not q.get("heldOut")]
     tmp = tempfile.mkdtemp(prefix="parlance-fit-")
-    client = ParlanceClient(args.binary, ["--cache-dir", os.path.join(tmp, "c"), "--data-dir", os.path.join(tmp, "d"), "--no-history"],
-                            stderr=open(os.path.join(tmp, "daemon.log"), "w"), default_timeout=600)
+    model = ["--model", args.model] if args.model else []
+    client = ParlanceClient(args.binary, ["--cache-dir", os.path.join(tmp, "c"), "--data-dir", os.path.join(tmp, "d"), "--no-history", *model],
+                            stderr=open(os.path.join(tmp, "daemon.log"), "w"), default_timeout=600,
+                            # The model is asked every question and its answer read, whatever the
+                            # current profile would decide: the fit needs the model's features too.
+                            env=dict(os.environ, PARLANCE_DISABLE_CHECKS="answer.answerability"))
     client.initialize(client_name="eval/fit_abstention.py")
     texts = {}
 
