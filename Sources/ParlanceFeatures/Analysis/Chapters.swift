@@ -43,7 +43,7 @@ public enum Chapters {
     /// one per 300 tokens (two to three minutes of speech), 2-8, never more than its segments.
     static func count(tokens: Int, segments: Int) -> ClosedRange<Int> {
         let upper = max(1, min(segments, min(8, max(2, tokens / 300))))
-        return min(upper, max(1, upper / 2))...upper
+        return min(upper, max(1, upper / 3))...upper
     }
 
     static func task(_ size: ClosedRange<Int>, firstId: Int) -> String {
@@ -78,7 +78,7 @@ public enum Chapters {
         schema = Grounding.set(schema, at: ["chapters"], "minItems", .int(size.lowerBound))
         schema = Grounding.set(schema, at: ["chapters"], "maxItems", .int(size.upperBound))
         let usage = Locked(Usage.zero)
-        return try await verified(job, instructions: [task, stricter], chunks: 1, usage: usage) { attempt in
+        return try await verified(job, instructions: [task, stricter], chunks: 1, minChapters: size.lowerBound, usage: usage) { attempt in
             let out = try await job.generate(body: job.input.promptText, condensed: false, task: attempt == 1 ? task : task + " " + stricter,
                                              schema: schema, maxTokens: maxTokens, range: attempt == 1 ? 5...99 : 99...99,
                                              expectedChars: 60 * size.upperBound, attempt: attempt)
@@ -99,7 +99,7 @@ public enum Chapters {
         let groups = self.groups(lines, engine: job.engine)
         let usage = Locked(notesUsage)
         job.ctx.progress.report("titling \(parts.count) parts", 86, phase: .reduce)
-        return try await verified(job, instructions: [titlesTask(parts.count), stricter], chunks: parts.count, usage: usage) { attempt in
+        return try await verified(job, instructions: [titlesTask(parts.count), stricter], chunks: parts.count, minChapters: 1, usage: usage) { attempt in
             var titles: [String] = []
             for g in groups {
                 let n = g.count
@@ -138,13 +138,13 @@ public enum Chapters {
     /// Attempts of `make` laid out and checked by `ChapterRules`, the best kept; the
     /// result's layout checked last, so chapters that do not cover the transcript in order
     /// never pass.
-    static func verified(_ job: AnalysisJob, instructions: [String], chunks: Int, usage: Locked<Usage>,
+    static func verified(_ job: AnalysisJob, instructions: [String], chunks: Int, minChapters: Int, usage: Locked<Usage>,
                          _ make: @escaping (Int) async throws -> [ChapterDraft]) async throws -> AnalysisOutput {
         let segments = job.input.transcript.segments
         let names = job.names, source = job.source
         let (best, verification) = try await job.attempts.run(progress: job.ctx.progress, { attempt in
             ChapterRules.check(ChapterRules.layout(try await make(attempt), segments: segments), segments: segments, names: names, source: source,
-                               instructions: instructions + job.userInstructions, mode: job.attempts.mode)
+                               instructions: instructions + job.userInstructions, mode: job.attempts.mode, minChapters: minChapters)
         }, check: { $0.findings })
         let chapters = ChapterRules.chapters(best.value, segments: segments)
         let layout = ChapterRules.layoutFindings(chapters, segments: segments)

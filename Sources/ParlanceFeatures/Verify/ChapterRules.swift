@@ -47,10 +47,12 @@ public enum ChapterRules {
 
     /// The titles checked in order, each against the passing ones before it. `.repair`:
     /// a failing chapter is merged into the one before it (the first into the next, which
-    /// then starts at the document's first segment), titles trimmed; when none passes,
-    /// all stay and their findings stay open. Other modes change nothing.
+    /// then starts at the document's first segment), titles trimmed; never below
+    /// `minChapters`: the least bad failing chapters stay (names and labels before long
+    /// titles and repeats), their findings open, so another attempt is asked for and the
+    /// result does not pass. Other modes change nothing.
     static func check(_ drafts: [ChapterDraft], segments: [Segment], names: Set<String>, source: SourceSupport,
-                      instructions: [String], mode: VerifyMode) -> Repaired<[ChapterDraft]> {
+                      instructions: [String], mode: VerifyMode, minChapters: Int = 1) -> Repaired<[ChapterDraft]> {
         var kept: [ChapterDraft] = []
         var failing: [(index: Int, code: VerificationIssueCode, subject: Finding.Subject)] = []
         for (i, d) in drafts.enumerated() {
@@ -60,14 +62,23 @@ public enum ChapterRules {
                 kept.append(ChapterDraft(title: d.title.trimmingCharacters(in: .whitespacesAndNewlines), startId: d.startId))
             }
         }
-        let merge = mode == .repair && !kept.isEmpty
+        guard mode == .repair else {
+            return Repaired(drafts, findings: failing.map { Finding($0.code, $0.subject, path: "chapters[\($0.index)].title").acted(.removed, mode) })
+        }
+        let order: [VerificationIssueCode] = [.nameOnlyItem, .labelItem, .length, .duplicateItem]
+        var restored = Set<Int>()
+        for f in failing.sorted(by: { (order.firstIndex(of: $0.code) ?? 9, $0.index) < (order.firstIndex(of: $1.code) ?? 9, $1.index) })
+        where kept.count + restored.count < max(1, minChapters) { restored.insert(f.index) }
         let findings = failing.map { f in
             let finding = Finding(f.code, f.subject, path: "chapters[\(f.index)].title")
-            return merge || mode == .propose ? finding.acted(.removed, mode) : finding
+            return restored.contains(f.index) ? finding : finding.acted(.removed, mode)
         }
-        guard merge else { return Repaired(drafts, findings: findings) }
-        if let first = segments.first { kept[0].startId = first.id }
-        return Repaired(kept, findings: findings)
+        let passing = Set(drafts.indices).subtracting(failing.map(\.index))
+        var out = drafts.indices.filter { passing.contains($0) || restored.contains($0) }.map { i in
+            ChapterDraft(title: drafts[i].title.trimmingCharacters(in: .whitespacesAndNewlines), startId: drafts[i].startId)
+        }
+        if let first = segments.first, !out.isEmpty { out[0].startId = first.id }
+        return Repaired(out, findings: findings)
     }
 
     /// The chapters as the result has them: each with its first and last segment, times

@@ -148,7 +148,7 @@ extension Finding {
             (expects.map { "no segment shown gives \($0.phrase) next to the question's subject" } ?? "the segments shown do not hold the question's subject")
                 + " (answerability \(p))"
         case .listItem(let item), .keyMoment(let item): Finding.describe(code, item)
-        case .chapterTitle(let title): Finding.describe(code, title)
+        case .chapterTitle(let title): code == .nameOnlyItem ? "\"\(Finding.clip(title, 60))\" is only a name, not what the chapter is about" : Finding.describe(code, title)
         case .chapterTitleWords(let title, let words): "\"\(Finding.clip(title, 60))\" has \(words) words (at most \(ChapterRules.maxWords))"
         case .chapterLayout(let what): "the chapters \(what)"
         case .transcriptSentence(let s, let index): "\"\(Finding.clip(s, 60))\", from the transcript, in place of item \(index + 1)"
