@@ -115,11 +115,17 @@ final class ChaptersAndInstructionsTests: XCTestCase {
         XCTAssertEqual(Chapters.count(tokens: 5000, segments: 1), 1...1)
     }
 
-    func testTheSchemaAdmitsOnlyTheTranscriptsSegmentIds() {
-        var schema = SchemaDeriver.schema(for: Chapters.Draft.self)
-        schema = Grounding.set(schema, at: ["chapters", "[]", "startSegmentId"], "enum", Grounding.ids(Self.segments))
-        XCTAssertEqual(SchemaValidator.validate(["chapters": [["startSegmentId": 3, "title": "Launch date"]]], against: schema), [])
-        XCTAssertFalse(SchemaValidator.validate(["chapters": [["startSegmentId": 9, "title": "Launch date"]]], against: schema).isEmpty)
+    func testEachChapterStartsInItsOwnWindowOfSegmentIds() {
+        let windows = Chapters.windows(Self.segments, count: 4)
+        XCTAssertEqual(windows.map { $0.map(\.id) }, [[1], [2, 3], [4, 5], [6, 7]], "the first at segment 1, the others spread, disjoint, in order")
+        XCTAssertEqual(Chapters.windows(Self.segments, count: 1).map { $0.map(\.id) }, [[1]])
+        let schema = Chapters.windowSchema(windows)
+        XCTAssertEqual(SchemaValidator.validate(["chapter1": ["startSegmentId": 1, "title": "Welcome"], "chapter2": ["startSegmentId": 3, "title": "Battery tests"],
+                                                 "chapter3": ["startSegmentId": 5, "title": "Pricing"], "chapter4": ["startSegmentId": 7, "title": "Students"]],
+                                                against: schema), [])
+        XCTAssertFalse(SchemaValidator.validate(["chapter1": ["startSegmentId": 1, "title": "Welcome"], "chapter2": ["startSegmentId": 5, "title": "Pricing"],
+                                                  "chapter3": ["startSegmentId": 5, "title": "Pricing"], "chapter4": ["startSegmentId": 7, "title": "Students"]],
+                                                 against: schema).isEmpty, "chapter 2 cannot start in chapter 3's window")
     }
 
     // MARK: Instructions

@@ -18,10 +18,6 @@ import ParlanceSchema
 /// `analysis/summarize` reads, cached per part): after a summary, its chapters cost only
 /// the titles.
 public enum Chapters {
-    struct Draft: Codable, Sendable, Schematic {
-        var chapters: [Pick]
-    }
-
     struct Pick: Codable, Sendable, Schematic {
         var startSegmentId: Int
         var title: String
@@ -46,12 +42,12 @@ public enum Chapters {
         return min(upper, max(1, upper / 3))...upper
     }
 
-    static func task(_ size: ClosedRange<Int>, firstId: Int) -> String {
-        let n = size.count == 1 ? "\(size.lowerBound)" : "\(size.lowerBound)-\(size.upperBound)"
-        return """
-            Divide this transcript into \(n) chapters, in order, like a video's chapter list. For each chapter give startSegmentId \
-            (the [id] of the line where a new subject begins; the first chapter starts at [\(firstId)]) and title (\(titleRule)).
-            """
+    static func task(_ n: Int, firstId: Int) -> String {
+        """
+        Divide this transcript into \(n) chapters, in order, like a video's chapter list. For each chapter give startSegmentId \
+        (the [id] of the line where its subject begins; the first chapter starts at [\(firstId)]) and title (\(titleRule), \
+        not a line of the transcript).
+        """
     }
 
     static func titlesTask(_ n: Int) -> String {
@@ -68,25 +64,51 @@ public enum Chapters {
     }
 
     /// The chapters of a transcript that fits: one call over it, checked, again while a
-    /// title fails and attempts remain.
+    /// title fails and attempts remain. Chapter k starts in the k-th window of segments
+    /// (the grammar admits only those ids): the model places each boundary where the
+    /// subject turns, and the chapters are in order and spread over the whole transcript
+    /// (without windows the 0.5B model started three chapters in the first 30 seconds and
+    /// left the remaining seven minutes to the last).
     static func whole(_ job: AnalysisJob) async throws -> AnalysisOutput {
         let segments = job.input.transcript.segments
         let size = count(tokens: job.engine.countTokens(job.input.promptText), segments: segments.count)
-        let task = task(size, firstId: segments.first?.id ?? 1)
-        var schema = SchemaDeriver.schema(for: Draft.self)
-        schema = Grounding.set(schema, at: ["chapters", "[]", "startSegmentId"], "enum", Grounding.ids(segments))
-        schema = Grounding.set(schema, at: ["chapters"], "minItems", .int(size.lowerBound))
-        schema = Grounding.set(schema, at: ["chapters"], "maxItems", .int(size.upperBound))
+        let windows = self.windows(segments, count: size.upperBound)
+        let task = task(windows.count, firstId: segments.first?.id ?? 1)
+        let schema = windowSchema(windows)
         let usage = Locked(Usage.zero)
-        return try await verified(job, instructions: [task, stricter], chunks: 1, minChapters: size.lowerBound, usage: usage) { attempt in
+        return try await verified(job, instructions: [task, stricter], chunks: 1, minChapters: min(size.lowerBound, windows.count), usage: usage) { attempt in
             let out = try await job.generate(body: job.input.promptText, condensed: false, task: attempt == 1 ? task : task + " " + stricter,
                                              schema: schema, maxTokens: maxTokens, range: attempt == 1 ? 5...99 : 99...99,
-                                             expectedChars: 60 * size.upperBound, attempt: attempt)
+                                             expectedChars: 60 * windows.count, attempt: attempt)
             usage.withLock { $0 = $0 + out.usage }
-            return (out.json?["chapters"]?.arrayValue ?? []).compactMap { c in
-                c["startSegmentId"]?.intValue.map { ChapterDraft(title: c["title"]?.stringValue ?? "", startId: $0) }
+            return windows.indices.compactMap { i in
+                let c = out.json?["chapter\(i + 1)"]
+                return c?["startSegmentId"]?.intValue.map { ChapterDraft(title: c?["title"]?.stringValue ?? "", startId: $0) }
             }
         }
+    }
+
+    /// Where each of `count` chapters may start: the first at the first segment, chapter k
+    /// (k ≥ 2) within the segments around the k-th of `count` equal shares; windows are
+    /// disjoint and in order, empty ones left out.
+    static func windows(_ segments: [Segment], count k: Int) -> [[Segment]] {
+        let n = segments.count
+        guard let first = segments.first, k > 1 else { return segments.first.map { [[$0]] } ?? [] }
+        let later: [[Segment]] = (1..<k).map { i in
+            let lo = max(1, (2 * i - 1) * n / (2 * k)), hi = min(n, (2 * i + 1) * n / (2 * k))
+            return lo < hi ? Array(segments[lo..<hi]) : []
+        }
+        return [[first]] + later.filter { !$0.isEmpty }
+    }
+
+    /// `{chapter1: {startSegmentId, title}, …}`, each start limited to its window's ids.
+    static func windowSchema(_ windows: [[Segment]]) -> JSONValue {
+        let item = SchemaDeriver.schema(for: Pick.self)
+        var props = JSONObject()
+        for (i, w) in windows.enumerated() {
+            props["chapter\(i + 1)"] = Grounding.set(item, at: ["startSegmentId"], "enum", Grounding.ids(w))
+        }
+        return ["type": "object", "properties": .object(props), "required": .array(props.keys.map { .string($0) }), "additionalProperties": false]
     }
 
     /// The chapters of a transcript longer than the context: one per part, starting at the
