@@ -27,6 +27,6 @@ public struct InputError: Error, CustomStringConvertible {
 public enum AnalysisKinds {
     public static let all: [(word: String, method: any RPCMethod.Type)] = [
         ("tags", AnalyzeTags.self), ("entities", AnalyzeEntities.self), ("highlights", AnalyzeHighlights.self),
-        ("content", AnalyzeContent.self), ("worth-it", AnalyzeWorthIt.self),
+        ("content", AnalyzeContent.self), ("worth-it", AnalyzeWorthIt.self), ("chapters", AnalyzeChapters.self),
     ]
 }

@@ -225,6 +225,23 @@ extension Render {
 }
 
 extension Render {
+    /// analysis/chapters' result as a video description's chapter list, one `00:00 Title`
+    /// line per chapter (`1:02:03` past an hour). The first line is 00:00, as YouTube wants
+    /// it, whenever the transcript starts; a plain-text document, without times, gets its
+    /// first segment's number instead (`[12] Title`).
+    public static func chapters(_ r: JSONValue) -> String {
+        (r["chapters"]?.arrayValue ?? []).enumerated().map { i, c in
+            let title = c["title"]?.stringValue ?? ""
+            guard let start = c["start"]?.doubleValue else { return "[\(c["startSegmentId"]?.intValue ?? 0)] \(title)\n" }
+            return clock(wholeSeconds: i == 0 ? 0 : Int(start), padMinutes: true) + " " + title + "\n"
+        }.joined()
+    }
+
+    /// Any analysis's result as text: chapters as their list, others field by field.
+    public static func analysis(_ r: JSONValue) -> String { r["chapters"] != nil ? chapters(r) : fields(r) }
+}
+
+extension Render {
     /// analysis/cache/list's entries as a table, newest first: when, what, which model and
     /// language, the document (its uri, else the start of its content hash), and a mark on
     /// entries of other checks versions (never served).

@@ -17,12 +17,29 @@ public struct DocumentInput: GenerationInput {
     public var text: String?
     public var uri: String?
     public var language: String?
+    public var instructions: String?
+    public init(text: String? = nil, uri: String? = nil, language: String? = nil, instructions: String? = nil) {
+        self.text = text
+        self.uri = uri
+        self.language = language
+        self.instructions = instructions
+    }
     public static let schemaHints: [String: SchemaHint] = [
         "text": SchemaHint(description: "The transcript (SRT and WebVTT are recognised; plain text is split into paragraphs). Give text or uri."),
         "uri": SchemaHint(description: "An open document (document/open)."),
         "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input; unsupported ones fall back, reported in fallbackFrom."),
+        "instructions": .analysisInstructions,
         "workDoneToken": SchemaHint(description: "LSP work-done token: progress percentages and streamed output arrive as $/progress."),
     ]
+}
+
+extension SchemaHint {
+    /// `instructions` on every single-document analysis: said once, limited as compose's are.
+    public static let analysisInstructions = SchemaHint(description: """
+        What to focus on or how to write, in your words, e.g. "focus on what is said about pricing" (at most 1000 characters). \
+        Added to the task after the transcript, so the transcript's evaluated prefix stays shared with other analyses; part of \
+        the cache key; list items that only repeat it fail their checks. Blank is the same as none.
+        """, maxLength: 1000)
 }
 
 /// A segment of the transcript: its id (1-based, document order) and times in seconds

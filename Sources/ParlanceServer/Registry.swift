@@ -72,6 +72,7 @@ enum Registry {
         r.on(AnalyzeContent.self, Analyses.content)
         r.on(AnalyzeCompare.self, Compare.compare)
         r.on(AnalyzeWorthIt.self, WorthIt.worthIt)
+        r.on(AnalyzeChapters.self, Chapters.chapters)
         r.on(AnalysisCacheList.self, ordered: true, CacheHandlers.list)
         r.on(AnalysisCacheClear.self, ordered: true, CacheHandlers.clear)
 

@@ -456,6 +456,28 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
             assert km["start"] in starts, km
 
 
+@case("analysis/chapters")
+def _(ctx: CaseContext) -> Params:
+    return {"uri": ctx.shared_document(), "temperature": 0, "seed": 1, "instructions": "focus on the launch date"}
+
+
+@check("analysis/chapters")
+def _(r: Any, p: Params, ctx: CaseContext) -> None:
+    _check_analysis(r, p, ctx)
+    chapters = r["chapters"]
+    assert chapters and r["chunks"] == 1, r
+    # In order, no gap or overlap, from the first segment to the last (the document has 4).
+    assert chapters[0]["startSegmentId"] == 1 and chapters[-1]["endSegmentId"] == 4, chapters
+    for a, b in zip(chapters, chapters[1:]):
+        assert b["startSegmentId"] == a["endSegmentId"] + 1 and b["start"] == a["end"], chapters
+    if r["verification"]["passed"]:
+        for c in chapters:
+            assert c["title"].strip() and len(c["title"].split()) <= 8, c
+    # Instructions too long are refused before any model call.
+    err = support.expect_error(ctx.client, "analysis/chapters", {"uri": p["uri"], "instructions": "x" * 1001})
+    assert err.code == -32602 and err.data["path"] == "instructions" and err.data["keyword"] == "maxLength", err.data
+
+
 @case("analysis/worthIt")
 def _(ctx: CaseContext) -> Params:
     return {"uri": ctx.shared_document(), "comments": ["Great episode, very clear.", "Too short for me."], "temperature": 0, "seed": 1}

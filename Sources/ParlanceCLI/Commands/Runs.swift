@@ -67,7 +67,7 @@ enum Runs {
         var p = inv.params
         p["text"] = .string(try Input.read(inv.positionals[1]))
         let r = try await inv.session.request(kind.method.name, p)
-        inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.fields(r))
+        inv.session.terminal.out(inv.json ? r.serialized() + "\n" : Render.analysis(r))
         return checked(r, inv)
     }
 

@@ -75,7 +75,8 @@ public enum Analyses {
     public static func tags(_ p: AnalysisParams, _ ctx: RequestContext) async throws -> AnalyzeTags.Result {
         try await AnalysisJob.run(AnalyzeTags.self, p, maxTokens: 300, ctx: ctx) { job in
             let check = AnalysisVerifier(fields: [.init("tags", .tag, minItems: 3), .init("categories", .phrase, minItems: 1)],
-                                  labels: AnalyzeTags.Result.generatedFields, names: job.names)
+                                  labels: AnalyzeTags.Result.generatedFields, names: job.names, instructions: job.userInstructions,
+                                  echoSource: job.input.promptText)
             return try await job.verifiedAnalysis(task: tagsTask, schema: AnalyzeTags.Result.generationSchema, maxTokens: 300,
                                                   expectedChars: 250, check: check)
         }

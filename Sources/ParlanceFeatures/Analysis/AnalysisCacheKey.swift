@@ -19,13 +19,16 @@ extension AnalysisCache {
         }
 
         /// A single-document request: its params without the text, uri, progress token and
-        /// `refresh` (a refreshed result replaces the entry it would have read).
+        /// `refresh` (a refreshed result replaces the entry it would have read). `instructions`
+        /// stay in: a focused result is its own entry.
         /// A requested language honoured as asked says nothing the resolved language does not,
         /// so it is left out: compare's summary of a document ("en-us", asked) is the summary
         /// a plain analysis/summarize of it made (en-us, detected), and is shared.
         public init(method: String, input: AnalysisInput, params: some Encodable, engine: any LanguageModel) {
             var p = (try? JSONValue(encoding: params))?.objectValue ?? JSONObject()
             for k in ["workDoneToken", "text", "uri", "refresh"] { p[k] = nil }
+            // The instructions as the prompt has them: blank is none, surrounding spaces say nothing.
+            p["instructions"] = AnalysisJob.instructions(p["instructions"]?.stringValue).map { .string($0) }
             if input.language.fallbackFrom == nil { p["language"] = nil }
             // An ablation run's results are its own (`Ablation`).
             if !Ablation.disabled.isEmpty { p["disabledChecks"] = .string(Ablation.disabled.sorted().joined(separator: ",")) }

@@ -126,8 +126,12 @@ enum AnalysisPrompt {
         Answer with JSON only.
         """
 
-    static func messages(_ input: AnalysisInput, body: String? = nil, task: String) -> [ChatMessage] {
-        [ChatMessage(.system, system),
-         ChatMessage(.user, "Transcript:\n\(body ?? input.promptText)\n\n---\n\(task) Write in \(input.languageName).")]
+    /// The transcript first, then the task line: the method's task, the user's
+    /// `instructions` (request params, so the transcript's tokens stay a prefix shared by
+    /// every analysis, with or without instructions), and the output language.
+    static func messages(_ input: AnalysisInput, body: String? = nil, task: String, instructions: String? = nil) -> [ChatMessage] {
+        let focus = instructions.map { " Also follow the user's instructions: \($0)" } ?? ""
+        return [ChatMessage(.system, system),
+                ChatMessage(.user, "Transcript:\n\(body ?? input.promptText)\n\n---\n\(task)\(focus) Write in \(input.languageName).")]
     }
 }

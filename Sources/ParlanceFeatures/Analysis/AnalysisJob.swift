@@ -11,6 +11,7 @@ protocol DocumentRequest: GenerationInput {
     var text: String? { get set }
     var uri: String? { get set }
     var language: String? { get set }
+    var instructions: String? { get set }
 }
 extension DocumentInput: DocumentRequest {}
 extension Summarize.Input: DocumentRequest {}
@@ -34,6 +35,17 @@ struct AnalysisJob: Sendable {
     let ctx: RequestContext
     let cacheKey: AnalysisCache.Key
     let attempts: Attempts
+    /// The user's `instructions`, trimmed; nil when none or blank.
+    let instructions: String?
+
+    /// The user's instructions as the checks take them: list items that only repeat them fail.
+    var userInstructions: [String] { instructions.map { [$0] } ?? [] }
+
+    /// `instructions` trimmed, nil when blank: what the prompt and the cache key read.
+    static func instructions(_ raw: String?) -> String? {
+        guard let t = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !t.isEmpty else { return nil }
+        return t
+    }
 
     /// Resolves the request, answers from the cache when it can, else runs `produce` and
     /// adds the metadata, caches and returns the result.
@@ -53,7 +65,7 @@ struct AnalysisJob: Sendable {
         let options = ResolvedOptions(p.controls, maxTokens: maxTokens, defaultTemperature: 0.2)
         return AnalysisJob(input: input, engine: engine, options: options, ctx: ctx,
                            cacheKey: AnalysisCache.Key(method: method, input: input, params: p, engine: engine),
-                           attempts: Attempts(verify: p.verify, maxAttempts: p.maxAttempts))
+                           attempts: Attempts(verify: p.verify, maxAttempts: p.maxAttempts), instructions: instructions(p.instructions))
     }
 
     /// The method's fields with the metadata every analysis result carries, cached.
@@ -79,7 +91,8 @@ struct AnalysisJob: Sendable {
         if fits(output: output) { return (input.promptText, 1, .zero) }
         ctx.progress.report("the transcript is longer than the context: condensing it part by part", 2, phase: .tokenizing)
         let budget = engine.contextSize - output - AnalysisJob.promptOverhead
-        let c = try await Condense.condensed(input, engine: engine, options: options, ctx: ctx, budget: budget, range: 5...80)
+        let c = try await Condense.condensed(input, engine: engine, options: options, ctx: ctx, budget: budget, range: 5...80,
+                                             instructions: instructions)
         return (c.body, c.chunks, c.usage)
     }
 
@@ -93,11 +106,13 @@ struct AnalysisJob: Sendable {
             return ([out.json ?? [:]], 1, out.usage)
         }
         let parts = Condense.pieces(input, engine: engine)
-        let (notes, usage, _) = try await Condense.notes(parts, input: input, engine: engine, options: options, ctx: ctx, range: 5...95)
+        let (notes, usage, _) = try await Condense.notes(parts, input: input, engine: engine, options: options, ctx: ctx, range: 5...95,
+                                                         instructions: instructions)
         return (notes.map(fromNotes), parts.count, usage)
     }
 
-    /// One schema-guided call over `body`, with the task after the transcript. Progress
+    /// One schema-guided call over `body`, with the task (and the user's instructions) after
+    /// the transcript. Progress
     /// percentages map into `range`; nil reports nothing (one part among many).
     /// An analysis whose schema has no number field (summarize, tags, content)
     /// writes numbers only inside its text, and those are the transcript's own
@@ -115,7 +130,7 @@ struct AnalysisJob: Sendable {
         if !Self.hasNumberField(schema) { o.numbersFrom = source }
         o.bannedWords = Facts.absentCalendarWords(source)
         let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
-        let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task))
+        let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task, instructions: instructions))
         return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
                                         cachePriority: input.uri == nil ? .normal : .document,
                                         progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)

@@ -121,8 +121,11 @@ enum Condense {
     /// action items. Cached by the part's content hash (and language, model, sampling), so a
     /// long transcript is read once for every analysis, and after document/change only the
     /// parts that changed are read again.
+    /// The user's `instructions` go into each part's task line (after the part's text) and
+    /// its cache key: a focused analysis reads the parts with its focus, and notes made
+    /// without instructions stay shared by every unfocused analysis.
     static func notes(_ pieces: [Piece], input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, ctx: RequestContext,
-                      range: ClosedRange<Int>) async throws -> (notes: [JSONValue], usage: Usage, reused: Int) {
+                      range: ClosedRange<Int>, instructions: String?) async throws -> (notes: [JSONValue], usage: Usage, reused: Int) {
         let n = pieces.count
         let usage = Locked(Usage.zero)
         let reused = Locked(0)
@@ -133,6 +136,7 @@ enum Condense {
         }) { p in
             var settings: JSONObject = ["seed": .int(Int(options.seed)), "temperature": .double(options.sampling.temperature)]
             for (k, v) in options.chosenSampling { settings[k] = v }
+            if let instructions { settings["instructions"] = .string(instructions) }
             let key = AnalysisCache.Key(method: "part-notes", content: p.hash, settings: settings, language: input.language.language,
                                         model: engine.identity, documents: [input.contentHash], uri: input.uri, modelName: engine.name)
             if !options.refresh, let hit: JSONValue = await ctx.services.analysisCache.get(key) {
@@ -147,7 +151,7 @@ enum Condense {
                 """
             var o = options
             o.maxTokens = notesTokens
-            let prompt = engine.render(AnalysisPrompt.messages(input, body: p.text, task: task))
+            let prompt = engine.render(AnalysisPrompt.messages(input, body: p.text, task: task, instructions: instructions))
             let out = try await Generation.run(engine, prompt: prompt, schema: fittedNotesSchema(p.segments), options: o,
                                                cachePriority: .normal, progress: .none, part: "chunk-\(p.index)")
             usage.withLock { $0 = $0 + out.usage }
@@ -193,7 +197,7 @@ enum Condense {
     /// The transcript condensed to fit `budget` tokens: part summaries, labelled with their
     /// time ranges, summarized again while they are still too long (at most 4 rounds).
     static func condensed(_ input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, ctx: RequestContext, budget: Int,
-                          range: ClosedRange<Int>) async throws -> (body: String, chunks: Int, usage: Usage) {
+                          range: ClosedRange<Int>, instructions: String?) async throws -> (body: String, chunks: Int, usage: Usage) {
         var segments = input.transcript.segments
         var usage = Usage.zero
         var total = 0
@@ -201,7 +205,8 @@ enum Condense {
             try Task.checkCancellation()
             let parts = pieces(segments, budget: Condense.budget(engine), tokenCount: engine.countTokens)
             total += parts.count
-            let (notes, u, _) = try await notes(parts, input: input, engine: engine, options: options, ctx: ctx, range: range)
+            let (notes, u, _) = try await notes(parts, input: input, engine: engine, options: options, ctx: ctx, range: range,
+                                                instructions: instructions)
             let texts = notes.map { $0["summary"]?.stringValue ?? "" }
             usage = usage + u
             let joined = zip(parts, texts).map { "\($0.label): \($1)" }.joined(separator: "\n")

@@ -54,7 +54,8 @@ public enum Highlights {
                 try await job.generate(body: input.promptText, condensed: false, task: task, schema: schema(ids: input.transcript.segments),
                                        maxTokens: maxTokens, range: 5...99, expectedChars: 400)
             }, fromNotes: { n in ["keyMoments": n["moments"] ?? [], "quotes": n["quote"] ?? [], "actionItems": n["actionItems"] ?? []] })
-            let (content, verification) = verify(merge(drafts, input: input), names: job.names, repair: job.attempts.verify)
+            let (content, verification) = verify(merge(drafts, input: input), names: job.names, repair: job.attempts.verify,
+                                                 instructions: job.userInstructions, transcript: input.promptText)
             return AnalysisOutput(content: content, chunks: chunks, usage: usage, verification: verification)
         }
     }
@@ -91,21 +92,25 @@ public enum Highlights {
 
     /// Action items that are names or labels and moments whose titles repeat an earlier
     /// one are dropped (moments and quotes are grounded by construction: the grammar
-    /// admits only ids of real segments).
-    static func verify(_ merged: JSONObject, names: Set<String>, repair: Bool) -> (JSONObject, Verification) {
+    /// admits only ids of real segments); with the user's `instructions`, so are action
+    /// items and titles that only repeat them (`transcript`: what they may repeat).
+    static func verify(_ merged: JSONObject, names: Set<String>, repair: Bool, instructions: [String] = [],
+                       transcript: String = "") -> (JSONObject, Verification) {
         // verify: false: what the checks find is proposed, not done.
         let mode: VerifyMode = repair ? .repair : .propose
         var o = merged
         let actions = ListItemRules.repair(o["actionItems"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                                            field: .init("actionItems", .sentence, minItems: 0),
-                                           labels: ["keyMoments", "quotes", "actionItems", "title", "segmentId"], names: names, mode: mode)
+                                           labels: ["keyMoments", "quotes", "actionItems", "title", "segmentId"], names: names,
+                                           instructions: instructions, echoSource: transcript, mode: mode)
         if repair { o["actionItems"] = .array(actions.value.map { .string($0) }) }
         var all = actions.findings
         var titles: [String] = []
         var moments: [JSONValue] = []
         for (i, m) in (o["keyMoments"]?.arrayValue ?? []).enumerated() {
             let title = m["title"]?.stringValue ?? ""
-            if moments.count >= 1, let code = ListItemRules.problem(title, kind: .phrase, before: titles, labels: ["keyMoments", "title"], names: []) {
+            let echo = TextChecks.echo(in: title, instructions: instructions, source: transcript).map { _ in VerificationIssueCode.instructionEcho }
+            if let code = echo ?? (moments.count >= 1 ? ListItemRules.problem(title, kind: .phrase, before: titles, labels: ["keyMoments", "title"], names: []) : nil) {
                 all.append(Finding(code, .keyMoment(title), path: "keyMoments[\(i)]").acted(.removed, mode))
                 continue
             }

@@ -29,7 +29,7 @@ public enum Summaries {
             let check = AnalysisVerifier(fields: [.init("mainTopics", .phrase, minItems: topics.minItems),
                                                   .init("keyTakeaways", .sentence, minItems: takeaways.minItems)],
                                   audienceKey: "targetAudience", proseKeys: ["summary"], labels: Summarize.Result.generatedFields, names: job.names,
-                                  source: job.source, instructions: [task, AnalysisJob.stricter], topicsKey: "mainTopics",
+                                  source: job.source, instructions: [task, AnalysisJob.stricter] + job.userInstructions, topicsKey: "mainTopics",
                                   language: job.input.language.language)
             return try await job.verifiedAnalysis(task: task, schema: schema, maxTokens: maxTokens,
                                                   expectedChars: 900, check: check, reducing: { "combining \($0) part summaries" })

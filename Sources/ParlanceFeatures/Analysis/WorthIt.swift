@@ -46,7 +46,7 @@ public enum WorthIt {
             let check = AnalysisVerifier(fields: [.init("takeaways", .sentence, minItems: takeaways.minItems),
                                                   .init("gemsOfWisdom", .sentence, minItems: gems.minItems)],
                                   proseKeys: ["longSummary"], labels: ["longSummary", "takeaways", "gemsOfWisdom", "contentDepthScore", "suggestedQuestions"],
-                                  names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter],
+                                  names: job.names, source: job.source, instructions: [transcriptTask, AnalysisJob.stricter] + job.userInstructions,
                                   language: job.input.language.language)
             var out = try await job.verifiedAnalysis(task: transcriptTask, schema: schema,
                                                      maxTokens: transcriptTokens, expectedChars: 1500, check: check,

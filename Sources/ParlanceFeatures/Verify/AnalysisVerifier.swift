@@ -21,9 +21,14 @@ public struct AnalysisVerifier: Sendable {
     var instructions: [String] = []
     var topicsKey: String? = nil
     var language = "en"
+    /// Without a source: the transcript's text, so that items repeating `instructions` (the
+    /// user's) still fail.
+    var echoSource: String? = nil
 
     public init(fields: [ListItemRules.Field], audienceKey: String? = nil, proseKeys: [String] = [], labels: [String], names: Set<String>,
-                source: SourceSupport? = nil, instructions: [String] = [], topicsKey: String? = nil, language: String = "en") {
+                source: SourceSupport? = nil, instructions: [String] = [], topicsKey: String? = nil, language: String = "en",
+                echoSource: String? = nil) {
+        self.echoSource = echoSource
         self.fields = fields
         self.audienceKey = audienceKey
         self.proseKeys = proseKeys
@@ -38,14 +43,14 @@ public struct AnalysisVerifier: Sendable {
     /// One list by the item rules. Dropped items give way to the source's central
     /// sentences (sentence lists) or key phrases, worked out only when an item is dropped.
     func items(_ items: [String], _ f: ListItemRules.Field, mode: VerifyMode = .repair) -> Repaired<[String]> {
-        ListItemRules.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, mode: mode,
+        ListItemRules.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, echoSource: echoSource, mode: mode,
                              fill: f.kind == .sentence ? source?.centralSentences() ?? [] : source?.topicFill(minItems: f.minItems, excluding: names) ?? [])
     }
 
     /// The items of a list that pass the rules, none added, none kept to reach a minimum.
     func passing(_ items: [String], _ f: ListItemRules.Field) -> [String] {
         ListItemRules.repair(items, field: ListItemRules.Field(f.key, f.kind, minItems: 0), labels: labels, names: names, source: source,
-                             instructions: instructions).value
+                             instructions: instructions, echoSource: echoSource).value
     }
 
     /// The result's lists, audience and prose checked; with `.repair`, repaired first.

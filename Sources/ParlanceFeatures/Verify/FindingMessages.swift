@@ -71,6 +71,12 @@ extension Finding {
         case listItem(String)
         /// The title of a key moment failing the rule its finding's code names.
         case keyMoment(String)
+        /// A chapter's title failing the rule its finding's code names.
+        case chapterTitle(String)
+        /// A chapter's title longer than `ChapterRules.maxWords` words (its word count).
+        case chapterTitleWords(String, words: Int)
+        /// Chapters out of order, overlapping, leaving a gap, or not reaching an end: what is wrong.
+        case chapterLayout(String)
         /// A sentence of the transcript standing in for a dropped item (its index).
         case transcriptSentence(String, inPlaceOf: Int)
 
@@ -142,6 +148,9 @@ extension Finding {
             (expects.map { "no segment shown gives \($0.phrase) next to the question's subject" } ?? "the segments shown do not hold the question's subject")
                 + " (answerability \(p))"
         case .listItem(let item), .keyMoment(let item): Finding.describe(code, item)
+        case .chapterTitle(let title): code == .nameOnlyItem ? "\"\(Finding.clip(title, 60))\" is only a name, not what the chapter is about" : Finding.describe(code, title)
+        case .chapterTitleWords(let title, let words): "\"\(Finding.clip(title, 60))\" has \(words) words (at most \(ChapterRules.maxWords))"
+        case .chapterLayout(let what): "the chapters \(what)"
         case .transcriptSentence(let s, let index): "\"\(Finding.clip(s, 60))\", from the transcript, in place of item \(index + 1)"
         case .audienceEmpty: "targetAudience is empty"
         case .audienceIsName(let a): "targetAudience \"\(Finding.clip(a, 60))\" is a name from the text, not a description of people"
@@ -163,6 +172,7 @@ extension Finding {
             switch subject {
             case .greetingName: ": dropped"
             case .keyMoment: ": moment removed"
+            case .chapterTitle, .chapterTitleWords: ": chapter merged into the one before it (the first: into the next)"
             case .namesNotInTranscript: ""  // the found text says where they went
             default: ": removed"
             }

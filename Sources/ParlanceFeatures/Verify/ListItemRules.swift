@@ -29,9 +29,11 @@ public enum ListItemRules {
 
     /// The problem with `item` given the items kept before it, or nil when it is fine.
     /// With `source`, an item must also be supported by the transcript and must not repeat
-    /// the prompt's `instructions` ("3-5 key takeaways for your next project").
+    /// the prompt's `instructions` ("3-5 key takeaways for your next project"). Without a
+    /// source, `echoSource` (the transcript's text) still lets an item that repeats the
+    /// user's instructions fail, and no other rule changes.
     public static func problem(_ item: String, kind: Kind, before kept: [String], labels: [String], names: Set<String>,
-                        source: SourceSupport? = nil, instructions: [String] = []) -> VerificationIssueCode? {
+                        source: SourceSupport? = nil, instructions: [String] = [], echoSource: String? = nil) -> VerificationIssueCode? {
         let n = TextChecks.normalized(item)
         guard !n.isEmpty, n.contains(where: \.isLetter) else { return .labelItem }
         if TextChecks.placeholder(in: item, source: "") != nil || speakerLine(item, names: names) { return .labelItem }
@@ -56,6 +58,7 @@ public enum ListItemRules {
             if raw.count <= 4, raw.allSatisfy({ $0.first?.isUppercase ?? false }) { return .nameOnlyItem }
             if fragment(item) { return .length }
         }
+        if source == nil, let echoSource, TextChecks.echo(in: item, instructions: instructions, source: echoSource) != nil { return .instructionEcho }
         if let source {
             // A topic that is only a name of the text (the show, a guest, a company) says nothing of the subject.
             // A word the transcript also writes in lower case is no name, whatever a title's
@@ -150,14 +153,16 @@ public enum ListItemRules {
     /// when an item is dropped, and only by `.repair`. `.report` and `.propose` return the
     /// items as given.
     public static func repair(_ items: [String], field: Field, labels: [String], names: Set<String>, source: SourceSupport? = nil,
-                              instructions: [String] = [], mode: VerifyMode = .repair, fill: @autoclosure () -> [String] = []) -> Repaired<[String]> {
+                              instructions: [String] = [], echoSource: String? = nil, mode: VerifyMode = .repair,
+                              fill: @autoclosure () -> [String] = []) -> Repaired<[String]> {
         let given = items
         var kept: [String] = []
         var dropped: [(item: String, code: VerificationIssueCode, index: Int)] = []
         let items = (field.kind == .tag ? tags(items.map(unnumbered)) : items).map(unnumbered)
         for (i, raw) in items.enumerated() {
             let item = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if let code = problem(item, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) {
+            if let code = problem(item, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions,
+                                  echoSource: echoSource) {
                 dropped.append((item, code, i))
             } else {
                 kept.append(item)
@@ -167,7 +172,8 @@ public enum ListItemRules {
         var added: [String] = []
         if !dropped.isEmpty, mode == .repair, !Ablation.off("list.fill") {
             for candidate in fill() where kept.count < field.minItems {
-                guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions) == nil,
+                guard problem(candidate, kind: field.kind, before: kept, labels: labels, names: names, source: source, instructions: instructions,
+                              echoSource: echoSource) == nil,
                       !kept.contains(where: { TextChecks.jaccard($0, candidate) >= 0.4 }) else { continue }
                 // Each added sentence stands in for one dropped item, in order, and carries its code.
                 let replaced = dropped[min(added.count, dropped.count - 1)]
