@@ -200,19 +200,24 @@ final class RewriteRepairTests: XCTestCase {
 
     // MARK: Invented sentences
 
-    /// A sentence saying what the selection does not ("an additional 1% discount") is taken
-    /// out, with the selection's facts it carried now reported missing (for `FactInsertion`
-    /// to put back); a greeting to "Team" invents nothing.
+    /// A sentence saying only what the selection does not ("You will also get a 1% discount on
+    /// your next purchase.") is taken out; a greeting to "Team" invents nothing. A sentence
+    /// that also carries the selection's own ("a refund of £12.99 and an additional 2%
+    /// credit") stays, its invention reported: removing it lost what it carried (issue 77).
     func testASentenceWithAnInventedFigureIsTakenOut() {
         let original = "Order #48213 went to the old address on Harrow Road. We refunded the £12.99 delivery charge and a new parcel goes out by express on Thursday."
-        let rewrite = "Dear Team,\nOrder #48213 went to the old address on Harrow Road. We are offering a refund of £12.99 and an additional 1% discount. A new parcel goes out by express on Thursday.\n\nBest regards"
+        let rewrite = "Dear Team,\nOrder #48213 went to the old address on Harrow Road. We refunded the £12.99 delivery charge. You will also get a 1% discount on your next purchase. A new parcel goes out by express on Thursday.\n\nBest regards"
         let r = RewriteVerifier.verify(.init(original: original, rewrite: rewrite, instructions: [], language: "en"), mode: .repair)
-        XCTAssertEqual(r.value, "Dear Team,\nOrder #48213 went to the old address on Harrow Road. A new parcel goes out by express on Thursday.\n\nBest regards")
-        XCTAssertEqual(r.findings.filter(\.isOpen).map(\.code), [.factMissing], r.findings.map(\.message).joined(separator: "; "))
-        XCTAssertTrue(r.findings.filter(\.isOpen)[0].message.hasSuffix("£12.99"), r.findings[0].message)
+        XCTAssertEqual(r.value, "Dear Team,\nOrder #48213 went to the old address on Harrow Road. We refunded the £12.99 delivery charge. A new parcel goes out by express on Thursday.\n\nBest regards")
+        XCTAssertEqual(r.findings.filter(\.isOpen).map(\.code), [], r.findings.map(\.message).joined(separator: "; "))
         let removed = r.findings.filter { !$0.isOpen }
         XCTAssertEqual(removed.map(\.code), [.unsupportedFact])
         XCTAssertTrue(removed[0].message.contains("(1%): removed"), removed[0].message)
+        // Beside the selection's own fact, the invention stays and is reported.
+        let mixed = "Order #48213 went to the old address on Harrow Road. We are offering a refund of £12.99 and an additional 2% credit. A new parcel goes out by express on Thursday."
+        let m = RewriteVerifier.verify(.init(original: original, rewrite: mixed, instructions: [], language: "en"), mode: .repair)
+        XCTAssertEqual(m.value, mixed)
+        XCTAssertTrue(m.findings.filter(\.isOpen).map(\.code).contains(.unsupportedFact), m.findings.map(\.message).joined(separator: "; "))
         // Reported only, nothing is taken out.
         let reported = RewriteVerifier.verify(.init(original: original, rewrite: rewrite, instructions: [], language: "en"), mode: .report)
         XCTAssertEqual(reported.value, rewrite)

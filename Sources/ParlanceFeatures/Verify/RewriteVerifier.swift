@@ -96,7 +96,8 @@ public enum RewriteVerifier {
         var repaired = RewriteRepair.repair(x.rewrite, original: x.original, tone: x.tone, mode: mode)
         if mode == .repair, !Ablation.off("rewrite.invented") {
             let borrowed = Facts.borrowed(from: x.examples, in: repaired.value, original: x.original)
-            let dropped = InventedSentences.drop(invented(in: repaired.value, x, borrowed: borrowed) + borrowed, from: repaired.value)
+            let dropped = InventedSentences.drop(invented(in: repaired.value, x, borrowed: borrowed) + borrowed, from: repaired.value,
+                                                 original: x.original)
             repaired = Repaired(dropped.value, findings: repaired.findings + dropped.findings)
         }
         var checked = x
