@@ -268,7 +268,7 @@ final class LongAnalysisTests: XCTestCase {
         _ = d.progress(token: "long-cancel")
 
         // Hierarchical summarization: map (part notes) then reduce, with percentages.
-        let (summary, first) = try call("analysis/summarize", ["uri": .string(uri), "workDoneToken": "long-sum"])
+        let (summary, first) = try call("analysis/summarize", ["uri": .string(uri), "workDoneToken": "long-sum", "maxAttempts": 1])
         let chunks = try XCTUnwrap(summary["chunks"]?.intValue)
         XCTAssertGreaterThanOrEqual(chunks, 3, "a 3,000-token transcript is summarized in parts at a 2,048-token context")
         XCTAssertEqual(summary["cached"], false)
@@ -278,7 +278,7 @@ final class LongAnalysisTests: XCTestCase {
         XCTAssertTrue(progress.contains { $0["phase"] == "reduce" })
         let pct = progress.compactMap { $0["percentage"]?.intValue }
         XCTAssertEqual(pct, pct.sorted())
-        let (again, cachedSeconds) = try call("analysis/summarize", ["uri": .string(uri), "workDoneToken": "long-sum-again"])
+        let (again, cachedSeconds) = try call("analysis/summarize", ["uri": .string(uri), "workDoneToken": "long-sum-again", "maxAttempts": 1])
         XCTAssertEqual(again["cached"], true)
         XCTAssertEqual(again["summary"], summary["summary"])
         assertNoModelWork(d.progress(token: "long-sum-again"), "the repeated analysis/summarize")
@@ -342,7 +342,9 @@ final class LongAnalysisTests: XCTestCase {
             .first { LongTranscript.isBoundary($0) == LongTranscript.isBoundary(original) }!
         let edited = LongTranscript.srt(edit: (cue: 100, text: edit))
         XCTAssertNotNil(d.call("document/change", ["uri": .string(uri), "text": .string(edited)]).result)
-        let (resummary, second) = try call("analysis/summarize", ["uri": .string(uri)])
+        // One attempt each: what is measured is which parts are read again, not how often a
+        // failing reduce step is generated again (the 135M model's combined summary often is).
+        let (resummary, second) = try call("analysis/summarize", ["uri": .string(uri), "maxAttempts": 1])
         XCTAssertEqual(resummary["cached"], false)
         XCTAssertEqual(resummary["chunks"]?.intValue, chunks, "an edit inside one cue must not move part boundaries")
         let before = summary["usage"]?["promptTokens"]?.intValue ?? 0

@@ -36,4 +36,19 @@ final class AnswerRelationTests: XCTestCase {
         XCTAssertTrue(issues("What credit did Keisha add for the connection problems?", "A credit of 10 pounds, reference CX-2281.").isEmpty)
         XCTAssertTrue(issues("What credit did Keisha add for the connection problems?", "A credit of 25 pounds.").isEmpty)
     }
+
+    /// Captions cut a sentence into cues: the value and the subject are in different cues of
+    /// one sentence, and that sentence says the value of the subject (the W3C talk, issue 77).
+    func testAValueInTheNextCaptionCueOfTheSameSentenceIsSaidOfTheSubject() {
+        let cues = [
+            Segment(id: 233, start: 639, end: 643, speaker: "Jutta", text: "My recommendation is that we reconsider the 80/20 rule.", startOffset: 0, endOffset: 1),
+            Segment(id: 234, start: 643, end: 645, speaker: "Jutta", text: "It came about because Pareto noticed", startOffset: 1, endOffset: 2),
+            Segment(id: 235, start: 645, end: 647, speaker: "Jutta", text: "that 80% of land in Italy", startOffset: 2, endOffset: 3),
+            Segment(id: 236, start: 647, end: 649, speaker: "Jutta", text: "was owned by 20% of the population", startOffset: 3, endOffset: 4),
+        ]
+        XCTAssertEqual(AnswerVerifier.saidOfOther(question: "What did Pareto observe?",
+                                                  answer: "Pareto observed that 80% of land in Italy was owned by 20% of the population.",
+                                                  segments: cues, language: "en"), [])
+        XCTAssertEqual(AnswerVerifier.joinedCues(cues).map(\.id), [233, 234])
+    }
 }

@@ -119,6 +119,20 @@ final class SummaryChecksTests: XCTestCase {
         XCTAssertEqual(ListItemRules.problem("Open Web Workshop", kind: .phrase, before: [], labels: [], names: names, source: source), .nameOnlyItem)
     }
 
+    func testTopicsOfTalkAreNoTopics() {
+        // The 44-minute podcast's topics on 2026-12-07, model-written and filled alike.
+        for talk in ["Little bit", "Pretty much", "Feel like", "kind of stuff"] {
+            XCTAssertEqual(ListItemRules.problem(talk, kind: .phrase, before: [], labels: [], names: []), .labelItem, talk)
+        }
+        XCTAssertNil(ListItemRules.problem("Front-end development", kind: .phrase, before: [], labels: [], names: []))
+        let chat = SourceSupport(segments: (1...6).map { i in
+            Segment(id: i, start: Double(i), end: Double(i + 1), speaker: "Dan",
+                    text: "I feel like it's a little bit pretty much about front-end development and commit messages, you know.", startOffset: i, endOffset: i + 1)
+        })
+        XCTAssertFalse(chat.keyPhrases(excluding: []).contains { SourceSupport.conversational($0) }, "\(chat.keyPhrases(excluding: []))")
+        XCTAssertTrue(chat.keyPhrases(excluding: []).contains("Commit messages"), "\(chat.keyPhrases(excluding: []))")
+    }
+
     func testAblationIdsParse() {
         XCTAssertEqual(Ablation.parse(" summary.support, guard.word ,,"), ["summary.support", "guard.word"])
         XCTAssertEqual(Ablation.parse(nil), [])

@@ -45,18 +45,37 @@ extension AnswerVerifier {
         let terms: Set<String>
     }
 
+    /// A caption cue that ends mid-sentence goes on in the next cue of the same speaker: they
+    /// are read as one text ("It came about because Pareto noticed" / "that 80% of land in
+    /// Italy" / "was owned by 20% of the population."). Read cue by cue, the 80% was "said of
+    /// something else", and the 0.5B model's right answer about Pareto failed (issue 77).
     static func statements(_ segments: [Segment]) -> [Statement] {
         var out: [Statement] = []
         var before = ""
         var previousId = Int.min
-        for segment in segments {
+        for segment in joinedCues(segments) {
             if segment.id != previousId + 1 { before = "" }
-            previousId = segment.id
+            previousId = segment.lastId
             for sentence in Sentences.split(segment.text) {
                 let asked = before.trimmingCharacters(in: .whitespaces).hasSuffix("?") ? before : ""
                 out.append(Statement(sentence: sentence, speaker: segment.speaker,
                                      terms: Set(Lexicon.words(asked + " " + sentence + " " + (segment.speaker ?? ""), .terms))))
                 before = sentence
+            }
+        }
+        return out
+    }
+
+    /// Consecutive segments of one speaker joined while the text so far ends mid-sentence (no
+    /// full stop, question or exclamation mark): each with its first id and its last.
+    static func joinedCues(_ segments: [Segment]) -> [(id: Int, lastId: Int, speaker: String?, text: String)] {
+        var out: [(id: Int, lastId: Int, speaker: String?, text: String)] = []
+        for s in segments {
+            if let last = out.last, last.lastId + 1 == s.id, last.speaker == s.speaker,
+               let end = last.text.trimmingCharacters(in: .whitespaces).last, !".!?\u{2026}\u{3002}".contains(end) {
+                out[out.count - 1] = (last.id, s.id, last.speaker, last.text + " " + s.text)
+            } else {
+                out.append((s.id, s.id, s.speaker, s.text))
             }
         }
         return out

@@ -46,6 +46,8 @@ public enum ListItemRules {
         let words = n.split(separator: " ")
         if let last = words.last, words.count >= 2, danglingWords.contains(String(last)) { return .length }
         if words.count >= 3, Set(words).count == 1 { return .labelItem }
+        // "Little bit", "Pretty much": words of talk, no subject.
+        if kind != .sentence, SourceSupport.conversational(item) { return .labelItem }
         if kind == .tag {
             // "priya lindqvist", "the local loop": a name of the text is no subject.
             if names.contains(n) { return .nameOnlyItem }

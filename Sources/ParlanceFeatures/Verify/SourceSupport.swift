@@ -71,7 +71,7 @@ public struct SourceSupport: Sendable {
     /// What the transcript is about: content terms of four letters or more that recur across
     /// the most segments (names included), words that describe a document aside.
     public func subjectTerms(_ n: Int = 20) -> [String] {
-        segmentFrequency.filter { $0.key.count >= 4 && $0.value >= 2 && !SourceSupport.describing.contains($0.key) }
+        segmentFrequency.filter { $0.key.count >= 4 && $0.value >= 2 && !SourceSupport.describing.contains($0.key) && !SourceSupport.talkWords.contains($0.key) }
             .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(n).map(\.key)
     }
 
@@ -245,7 +245,8 @@ public struct SourceSupport: Sendable {
             for i in words.indices.dropLast() {
                 let a = words[i], b = words[i + 1]
                 guard a.count >= 3, b.count >= 3, a.first?.isLowercase ?? false, b.first?.isLowercase ?? false,
-                      !Lexicon.words(a, .terms).isEmpty, !Lexicon.words(b, .terms).isEmpty, !SourceSupport.fillers.contains(a) else { continue }
+                      !Lexicon.words(a, .terms).isEmpty, !Lexicon.words(b, .terms).isEmpty, !SourceSupport.fillers.contains(a),
+                      !SourceSupport.conversational(a + " " + b) else { continue }
                 let phrase = a + " " + b
                 guard !names.contains(TextChecks.normalized(phrase)) else { continue }
                 if counts[phrase, default: 0] == 0 { order.append(phrase) }
@@ -283,6 +284,23 @@ public struct SourceSupport: Sendable {
         s = first.uppercased() + s.dropFirst()
         if let last = s.last, !".!?".contains(last) { s += "." }
         return s
+    }
+
+    /// Words of talk, not of a subject: a phrase made only of them ("little bit", "pretty
+    /// much", "feel like", "kind of stuff") is no topic. A 44-minute podcast's topics were
+    /// "Little bit", "Pretty much" and "Feel like" (issue 77): the most frequent pairs of
+    /// words in a conversation are these.
+    static let talkWords: Set<String> = Set(BM25Index.terms("""
+        little bit pretty much feel felt like kind sort really actually lot lots thing things stuff yeah gonna wanna gotta \
+        know mean think thought guess maybe probably right okay definitely totally super cool awesome great good nice \
+        sure stuff whatever basically literally honestly obviously course time times way ways today talk talking said say \
+        saying going get got getting make made doing done want wanted need needed come came start started
+        """))
+
+    /// Whether every content word of `phrase` is a word of talk (`talkWords`).
+    static func conversational(_ phrase: String) -> Bool {
+        let terms = Lexicon.words(phrase, .terms)
+        return !terms.isEmpty && terms.allSatisfy { talkWords.contains($0) }
     }
 
     static let fillers = ["so", "and", "but", "well", "yeah", "yes", "oh", "um", "uh", "right", "okay", "ok", "i mean", "you know", "like", "look", "honestly", "basically"]
