@@ -37,9 +37,6 @@ final class CapableModelTests: XCTestCase {
         // It names what the episode is about: its guest, her company, or running models locally.
         let lower = summary.lowercased()
         XCTAssertTrue(["priya", "fernhill", "local", "device", "model"].contains { lower.contains($0) }, summary)
-        // No topic was put in by the repair in place of one of the model's.
-        let added = v["issues"]?.arrayValue?.filter { ($0["path"]?.stringValue ?? "").hasPrefix("mainTopics") && ($0["message"]?.stringValue ?? "").contains("from the transcript") } ?? []
-        XCTAssertEqual(added.count, 0, "\(v)")
 
         // Tags: lowercase, one per item, none a name of the text.
         let t = try XCTUnwrap(d.call("analysis/tags", ["text": .string(Daemon.sampleSRT), "seed": 42]).result)
