@@ -123,7 +123,7 @@ public struct SourceSupport: Sendable {
                 guard (8...30).contains(words), !sentence.hasSuffix("?") else { continue }
                 let terms = Set(Lexicon.words(sentence, .terms))
                 guard terms.count >= 4 else { continue }
-                let score = terms.reduce(0.0) { $0 + log(1 + Double(df[$1, default: 0])) } / Double(terms.count).squareRoot()
+                let score = SourceSupport.centrality(terms, df)
                 scored.append((sentence, score))
             }
         }
@@ -200,7 +200,7 @@ public struct SourceSupport: Sendable {
                 guard (6...35).contains(TextChecks.wordCount(sentence)), !sentence.hasSuffix("?") else { continue }
                 let terms = Set(Lexicon.words(sentence, .terms))
                 guard terms.count >= 3 else { continue }
-                let value = terms.reduce(0.0) { $0 + log(1 + Double(segmentFrequency[$1, default: 0])) } / Double(terms.count).squareRoot()
+                let value = SourceSupport.centrality(terms, segmentFrequency)
                 let lead = raw.prefix { $0.isWhitespace }.count
                 let segment = starts.last { $0.0 <= offset + lead }?.1 ?? run[0]
                 if best == nil || value > best!.2 { best = (sentence, segment, value) }
@@ -212,6 +212,12 @@ public struct SourceSupport: Sendable {
         }
         if !run.isEmpty { score(run) }
         return best.map { ($0.0, $0.1) }
+    }
+
+    /// How central a sentence's `terms` are: the log of how many segments say each, summed and
+    /// scaled by the square root of their number (`centralSentences` and the outline's parts).
+    static func centrality(_ terms: Set<String>, _ df: [String: Int]) -> Double {
+        terms.reduce(0.0) { $0 + log(1 + Double(df[$1, default: 0])) } / Double(terms.count).squareRoot()
     }
 
     /// Seconds as "MM:SS", or "H:MM:SS" from an hour on.
