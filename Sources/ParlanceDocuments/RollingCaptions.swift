@@ -45,11 +45,14 @@ enum RollingCaptions {
 
     // MARK: Reading
 
-    /// Sentence-sized segments of the words, each line's words once.
+    /// Sentence-sized segments of the words, each line's words once. A segment spans its
+    /// words' earliest start to latest end: cues out of time order (a hand-edited file) must
+    /// not give a segment that ends before it starts.
     static func segments(_ cues: [RawCue], _ lines: Lines) -> [ParsedSegment] {
         group(words(cues, lines)).map { run in
-            ParsedSegment(start: run.first?.start, end: run.last?.end, speaker: nil,
-                          text: run.map(\.text).joined(separator: " "))
+            let start = run.map(\.start).min(), end = run.map(\.end).max()
+            return ParsedSegment(start: start, end: end, speaker: nil,
+                                 text: run.map(\.text).joined(separator: " "))
         }
     }
 
