@@ -18,7 +18,7 @@ docstring of eval/parlance_eval/__init__.py. The package, one job a module:
   compose.py     compose/variations: its figures, its request, its scoring
   lists.py       analysis/summarize and analysis/highlights: their figures, request, scoring
   judges.py      the checks of one answer, variation or list item (on text.py's helpers)
-  formality.py   a port of the daemon's Formality.score, to score the peer's text
+  formality.py   the daemon's own Formality.score (parlance --print-formality), to score the peer's text
   text.py        folding, tokens, transcript segmentation, the numbers in a text
   summary.py     the JSON summary: held-out and tuning parts, cost, targets, better than peer
   report.py      the printed tables

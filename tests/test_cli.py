@@ -327,6 +327,25 @@ def test_summarize_help_lists_the_method_flags(cli: Callable[..., Run]) -> None:
         assert flag in r.out, f"{flag} missing from summarize --help\n{r}"
 
 
+def test_print_formality_scores_each_line_as_the_daemon_does(cli: Callable[..., Run]) -> None:
+    """The eval scores its peer's rewrites with this (eval/parlance_eval/formality.py): a
+    chat message scores casual, a letter formal, Spanish by Spanish markers, and a line that
+    is no object is an error line and exit 1, the lines after it still scored."""
+    lines = [{"text": "hey guys, gonna be late lol, grab me a coffee?"},
+             {"text": "Dear Ms Okoro, we regret to inform you that the appointment has been postponed. Kindly confirm receipt."},
+             {"text": "Estimado señor Ruiz, le ruego que disculpe el retraso.", "language": "es"},
+             {"text": "oye tío, ¿vienes o qué? jaja", "language": "es"}]
+    stdin = "".join(json.dumps(x) + "\n" for x in lines) + "not json\n" + json.dumps(lines[0]) + "\n"
+    r = cli("--print-formality", input=stdin.encode(), timeout=QUICK_TIMEOUT)
+    assert r.code == 1, r
+    out = r.out.splitlines()
+    assert len(out) == 6 and out[4].startswith("error: "), r
+    chat, letter, es_formal, es_casual, _, again = out
+    assert float(chat) < 0.3 < 0.7 < float(letter), r
+    assert float(es_casual) < float(es_formal), r
+    assert again == chat, r
+
+
 def test_no_arguments_is_a_usage_error(cli: Callable[..., Run]) -> None:
     r = cli(timeout=QUICK_TIMEOUT)
     assert r.code == 2, r

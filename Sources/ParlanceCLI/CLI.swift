@@ -34,6 +34,11 @@ public enum CLI {
                     // The ids PARLANCE_DISABLE_CHECKS takes, for the eval's ablation (`Ablation`).
                     for (id, what) in Ablation.known.sorted(by: { $0.key < $1.key }) { print(id.padding(toLength: 22, withPad: " ", startingAt: 0) + what) }
                     return 0
+                case "--print-formality":
+                    // The daemon's own formality score (`Formality.score`) of each stdin line,
+                    // {"text": …, "language": …} as NDJSON, one score per line: the eval scores
+                    // its peer's rewrites with it, so no port of the scorer's word lists exists.
+                    return FormalityLines.run()
                 case "--version", "-V": print("parlance \(Server.version)"); return 0
                 case "--help", "-h", "help":
                     if first == "help", args.count > 1, let c = Command.named(args[1]) { print(Manual.help(c)) } else { print(Manual.usage) }

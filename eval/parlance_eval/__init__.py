@@ -21,7 +21,7 @@ Columns run one after another (never two model processes at once):
             retrieval), the question and an instruction, with JSON-schema output {answer,
             citations:[int], found}; compose asks for one tone per request; summarize and
             highlights ask for the daemon's result fields as JSON. Its text is scored by the
-            same functions; formality by a Python port of the daemon's Formality.score, and
+            same functions; formality by the daemon's own Formality.score (--print-formality), and
             badButPassed counts every bad output (nothing checks them).
 Every metric is computed here from the answers and the labels, independently of the daemon's
 own `verification`.

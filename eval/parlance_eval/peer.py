@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .common import ANALYSES, PEER_PROCS, ROOT, seed, STOPPING, TONES, log
-from .formality import formality
+from .formality import DaemonFormality
 
 PEER_TEMPERATURE = {"qa": 0.2, "compose": 0.4, "lists": 0.2}  # the daemon's defaults (the eval sends none)
 PEER_MAX_TOKENS = {"qa": 200, "analysis/summarize": 400, "analysis/highlights": 450}  # the daemon's defaults
@@ -236,7 +236,7 @@ def peer_qa(peer: Peer, q: Dict[str, Any], doc: Dict[str, Any], ctx: int) -> Dic
     return res
 
 
-def peer_compose(peer: Peer, c: Dict[str, Any], tone: str) -> Dict[str, Any]:
+def peer_compose(peer: Peer, c: Dict[str, Any], tone: str, formality: DaemonFormality) -> Dict[str, Any]:
     aud = c.get("audience")
     prompt = f"Rewrite the following text in a {tone} tone" + (f" for {AUDIENCE_WORDS.get(aud, aud)}" if aud else "") + \
              ". Keep every fact, name and number. Reply with the rewrite only."
@@ -292,14 +292,14 @@ def peer_settings(server: str, model: str, ctx: int, threads: int) -> Dict[str, 
 
 
 def send_all(peer: Peer, data: Dict[str, Any], ctx: int, call: Callable[..., Dict[str, Any]],
-             out: Dict[str, Any]) -> None:
+             out: Dict[str, Any], formality: DaemonFormality) -> None:
     """Every item through the peer, one request at a time, in the data set's order."""
     for q in data["qa"]:
         doc = data["docs"][q["docKey"]]
         out["qa"].append({"item": q, **call("qa", "ask/stream", q["id"], lambda q=q, doc=doc: peer_qa(peer, q, doc, ctx))})
     for c in data["compose"]:
         rec = call("compose", "compose/variations", c["id"],
-                   lambda c=c: {"variations": [peer_compose(peer, c, t) for t in TONES]})
+                   lambda c=c: {"variations": [peer_compose(peer, c, t, formality) for t in TONES]})
         out["compose"].append({"item": c, **rec})
     for key in data["lists"]:
         for m in ANALYSES:
@@ -325,6 +325,7 @@ def run_peer(args: argparse.Namespace, data: Dict[str, Any], defaults: Dict[str,
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
     peer = Peer(server, model, ctx, threads, logf)
+    formality = DaemonFormality(args.daemon)
     out["peer"]["argv"] = peer.argv
     total = len(data["qa"]) + len(data["compose"]) + 2 * len(data["lists"])
     done = [0]
@@ -357,7 +358,7 @@ def run_peer(args: argparse.Namespace, data: Dict[str, Any], defaults: Dict[str,
     try:
         peer.wait_healthy()
         out["serverVersion"] = "llama-server " + str((peer.http("/props") or {}).get("build_info", "?"))
-        send_all(peer, data, ctx, call, out)
+        send_all(peer, data, ctx, call, out, formality)
         out["familySpanSeconds"] = {k: round(v[1] - v[0], 1) for k, v in fam_t.items()}
     except SystemExit:
         raise
@@ -365,6 +366,7 @@ def run_peer(args: argparse.Namespace, data: Dict[str, Any], defaults: Dict[str,
         fatal.append(f"{type(e).__name__}: {e}")
     finally:
         code = peer.stop()
+        formality.close()
         logf.close()
         if STOPPING:
             shutil.rmtree(tmp, ignore_errors=True)

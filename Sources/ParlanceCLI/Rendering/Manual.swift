@@ -16,7 +16,7 @@ enum Manual {
 
         usage: parlance COMMAND [OPTIONS] [ARGS]      one job from the shell
                parlance --stdio [OPTIONS]             serve JSON-RPC 2.0 on stdin/stdout (LSP framing or NDJSON, auto-detected)
-               parlance --print-spec | --print-man | --print-completion bash|zsh|fish | --print-checks | --version | --help
+               parlance --print-spec | --print-man | --print-completion bash|zsh|fish | --print-checks | --print-formality | --version | --help
 
         commands:
         \(Command.all.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
