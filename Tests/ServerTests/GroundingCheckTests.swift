@@ -125,6 +125,21 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertNotEqual(Answerability.evidence(question: q, segments: unnamed, opening: 1).quote, [2])
     }
 
+    /// A real talk's extractive answer: "There are three main sources of a discrimination."
+    /// restates the question and was returned as found; a quote must say two content words
+    /// the question does not, so the segment that lists the sources is quoted, or nothing.
+    func testAQuoteThatRestatesTheQuestionIsNoAnswer() {
+        let q = "What are the three main sources of discrimination against minority groups that Jutta lists?"
+        XCTAssertFalse(Ask.addsToQuestion("There are three main sources of a discrimination.", q))
+        XCTAssertTrue(Ask.addsToQuestion("Discrimination may happen because of data gaps and biased training data.", q))
+        let talk = [
+            Segment(id: 1, speaker: "Jutta", text: "Welcome, everyone, to this talk about data and fairness.", startOffset: 0, endOffset: 1),
+            Segment(id: 126, speaker: "Jutta", text: "There are three main sources of a discrimination.", startOffset: 1, endOffset: 2),
+        ]
+        let e = Answerability.evidence(question: q, segments: talk, opening: 1)
+        XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(talk), opening: 1), [], "\(e)")
+    }
+
     /// A French question's evidence and citations follow what it asks about ("l'architecte",
     /// "gare"), not its function words ("qui", "de", "la", "en"), which the segment that
     /// repeats "en" twice would otherwise win on; a Spanish date question's focus is its

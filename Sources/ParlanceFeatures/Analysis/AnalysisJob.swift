@@ -129,12 +129,17 @@ struct AnalysisJob: Sendable {
         let source = input.transcript.segments.map { ($0.speaker ?? "") + " " + $0.text }.joined(separator: "\n")
         if !Self.hasNumberField(schema) { o.numbersFrom = source }
         o.bannedWords = Facts.absentCalendarWords(source)
-        let prefix = condensed ? "These are summaries of consecutive parts of one transcript, with their times. " : ""
+        let prefix = condensed ? Self.condensedPreamble + " " : ""
         let prompt = engine.render(AnalysisPrompt.messages(input, body: body, task: prefix + task, instructions: instructions))
         return try await Generation.run(engine, prompt: prompt, schema: schema, options: o,
                                         cachePriority: input.uri == nil ? .normal : .document,
                                         progress: range.map { ctx.progress.scaled($0, expectedChars: expectedChars) } ?? .none, part: part)
     }
+
+    /// What a task over part notes (`condensed`) is told first: an output that echoes it is
+    /// the prompt, not content ("Three parts of this transcript, with their times (" came
+    /// back as a chapter title).
+    static let condensedPreamble = "These are summaries of consecutive parts of one transcript, with their times."
 
     /// Whether a value of `schema` may hold a JSON number (a `number` or `integer` type, at
     /// any depth), which a guard on the digits written would hold to the transcript's.

@@ -121,7 +121,8 @@ public enum Chapters {
         let groups = self.groups(lines, engine: job.engine)
         let usage = Locked(notesUsage)
         job.ctx.progress.report("titling \(parts.count) parts", 86, phase: .reduce)
-        return try await verified(job, instructions: [titlesTask(parts.count), stricter], chunks: parts.count, minChapters: 1, usage: usage) { attempt in
+        return try await verified(job, instructions: [AnalysisJob.condensedPreamble, titlesTask(parts.count), stricter], chunks: parts.count,
+                                  minChapters: 1, usage: usage) { attempt in
             var titles: [String] = []
             for g in groups {
                 let n = g.count

@@ -127,9 +127,24 @@ public enum Ask {
     /// make…?" got "Yes, and honestly it's the part we underestimated at Fernhill.", found:
     /// true), and on a capable model overrode its right "not found" with the talk's opening words.
     static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages, opening: Int?) -> [Segment] {
-        let quotable = { (s: Segment) in s.id != opening && !s.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") }
+        let quotable = { (s: Segment) in
+            s.id != opening && !s.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") && addsToQuestion(s.text, question)
+        }
         let held = evidence.quote.compactMap { id in passages.segments.first { $0.id == id } }.filter(quotable)
         return Array(held.prefix(2))
+    }
+
+    /// Content words a quote must have beyond the question's own to say anything: "There are
+    /// three main sources of a discrimination." restates "What are the three main sources of
+    /// discrimination…?" and answers nothing (a real talk's quote, once returned as found).
+    static let quoteNewTerms = 2
+
+    /// `text` says something the question does not: `quoteNewTerms` of its content words are
+    /// not the question's (a plural and its singular are one word).
+    static func addsToQuestion(_ text: String, _ question: String) -> Bool {
+        func stem(_ w: String) -> String { w.count > 3 && w.hasSuffix("s") ? String(w.dropLast()) : w }
+        let asked = Set(TextChecks.terms(question).map(stem))
+        return Set(TextChecks.terms(text).map(stem)).subtracting(asked).count >= quoteNewTerms
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).

@@ -79,7 +79,12 @@ extension Ask {
         let repaired = best.verdict.citations.compactMap { input.segment($0) }
         let citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
         let answer = quoted.map { quote($0) }.joined(separator: " ")
-        let verification = Verification(passed: true, attempts: d.verification.attempts, issues: failed, fallback: .extractive)
+        // A question that asks for no kind of value ("What did Pareto observe?"): the quote is
+        // the passage that best matches its words, and nothing can tell whether it answers.
+        // Said, and not passed; a quote holding the amount, time or name asked for passes.
+        let unchecked = evidence.expects == nil
+        let issues = failed + (unchecked ? [Finding(.notAnswered, .quoteUnchecked, path: "answer").issue] : [])
+        let verification = Verification(passed: !unchecked, attempts: d.verification.attempts, issues: issues, fallback: .extractive)
         ctx.progress(.init(kind: .report, message: "no model answer passed verification: extractive answer", phase: .verifying,
                            delta: answer, attempt: verification.attempts, restart: true))
         return Decision(outcome: .extractive, answer: answer, citations: citations, verification: verification, answerability: d.answerability)

