@@ -141,7 +141,7 @@ extension MCPServer {
             return p
         }
         guard p["path"] != nil || p["uri"] != nil || p["text"] != nil else {
-            throw InputError("\(tool.name) needs the \(tool.name == "rewrite" ? "text" : "document"): give path, \(tool.name == "rewrite" ? "" : "uri ")or text")
+            throw InputError("\(tool.name) needs the \(tool.name == "rewrite" ? "text" : "document"): give path, \(tool.name == "rewrite" ? "" : tool.name == "ask" ? "uri, paths, uris " : "uri ")or text")
         }
         if let path = p["path"]?.stringValue {
             p["path"] = nil

@@ -107,7 +107,7 @@ final class MultiDocumentAskTests: XCTestCase {
             XCTAssertEqual(r?.code, .invalidParams)
             XCTAssertEqual(r?.message, "uris[2] repeats uris[0] ('file:///a'): give each document once")
             XCTAssertEqual(r?.data?["error"], "duplicateDocument")
-            XCTAssertEqual(r?.data?["path"], "/uris/2")
+            XCTAssertEqual(r?.data?["path"], "uris[2]")
             XCTAssertEqual(r?.data?["firstIndex"], 0)
         }
         XCTAssertThrowsError(try AskDocuments.check(uris: ["file:///a", "file:///b"], uri: "file:///a", text: nil)) { e in
@@ -122,7 +122,7 @@ final class MultiDocumentAskTests: XCTestCase {
         let unknown = AskDocuments.unknown("file:///c", at: 1)
         XCTAssertEqual(unknown.code.rawValue, -32004)
         XCTAssertEqual(unknown.data?["id"], "file:///c")
-        XCTAssertEqual(unknown.data?["path"], "/uris/1")
+        XCTAssertEqual(unknown.data?["path"], "uris[1]")
         XCTAssertEqual(unknown.data?["kind"], "document")
     }
 }

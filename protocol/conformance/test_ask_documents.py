@@ -82,7 +82,7 @@ def test_bad_lists_of_documents(client: ParlanceClient, spec: Dict[str, Any]) ->
     q = "Why does the launch move to March?"
     e = support.expect_error(client, "ask/stream", {"uris": [LAUNCH, "file:///conformance/never-opened.srt"], "question": q})
     support.check_error(spec, e, -32004, "notFound")
-    assert e.data["id"] == "file:///conformance/never-opened.srt" and e.data["path"] == "/uris/1", e.data
+    assert e.data["id"] == "file:///conformance/never-opened.srt" and e.data["path"] == "uris[1]", e.data
     e = support.expect_error(client, "ask/stream", {"uris": [LAUNCH, BAKERY], "uri": LAUNCH, "question": q})
     support.check_error(spec, e, -32602, "conflictingSources")
     assert e.data["properties"] == ["uris", "uri"], e.data
@@ -90,8 +90,8 @@ def test_bad_lists_of_documents(client: ParlanceClient, spec: Dict[str, Any]) ->
     support.check_error(spec, e, -32602, "conflictingSources")
     e = support.expect_error(client, "ask/stream", {"uris": [LAUNCH, BAKERY, LAUNCH], "question": q})
     support.check_error(spec, e, -32602, "duplicateDocument")
-    assert e.data["path"] == "/uris/2" and e.data["firstIndex"] == 0, e.data
+    assert e.data["path"] == "uris[2]" and e.data["firstIndex"] == 0, e.data
     for uris, keyword in (([], "minItems"), ([LAUNCH], "minItems"), ([f"file:///conformance/e{i}.srt" for i in range(17)], "maxItems")):
         e = support.expect_error(client, "ask/stream", {"uris": uris, "question": q})
         support.check_error(spec, e, -32602)
-        assert e.data["path"] == "/uris" and e.data["keyword"] == keyword, e.data
+        assert e.data["path"] == "uris" and e.data["keyword"] == keyword, e.data

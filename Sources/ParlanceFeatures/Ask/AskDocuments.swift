@@ -98,7 +98,8 @@ struct AskDocuments: Sendable {
     /// missing or another document has the same one.
     static func titles(_ uris: [String]) -> [String] {
         let names = uris.map { uri -> String in
-            let name = URL(string: uri)?.lastPathComponent.removingPercentEncoding ?? ""
+            guard let url = URL(string: uri), url.path.contains("/") else { return uri }
+            let name = url.lastPathComponent
             return name.isEmpty || name == "/" ? uri : name
         }
         return zip(uris, names).map { uri, name in names.filter { $0 == name }.count > 1 ? uri : name }
@@ -131,7 +132,7 @@ extension AskDocuments {
         for (i, uri) in uris.enumerated() {
             if let first = uris.firstIndex(of: uri), first < i {
                 throw ResponseError.invalidParams("uris[\(i)] repeats uris[\(first)] ('\(uri)'): give each document once",
-                                                  data: ["path": .string("/uris/\(i)"), "keyword": "uniqueItems", "error": "duplicateDocument",
+                                                  data: ["path": .string("uris[\(i)]"), "keyword": "uniqueItems", "error": "duplicateDocument",
                                                          "uri": .string(uri), "index": .int(i), "firstIndex": .int(first)])
             }
         }
@@ -140,6 +141,6 @@ extension AskDocuments {
     /// An unknown document in `uris`: not found, with where it is in the list.
     static func unknown(_ uri: String, at i: Int) -> ResponseError {
         ResponseError(ErrorCode(rawValue: ProtocolError.notFound.code), "unknown document '\(uri)' (uris[\(i)]): open it with document/open first",
-                      data: ["error": "notFound", "kind": "document", "id": .string(uri), "path": .string("/uris/\(i)"), "index": .int(i)])
+                      data: ["error": "notFound", "kind": "document", "id": .string(uri), "path": .string("uris[\(i)]"), "index": .int(i)])
     }
 }
