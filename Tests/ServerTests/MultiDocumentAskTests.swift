@@ -99,6 +99,13 @@ final class MultiDocumentAskTests: XCTestCase {
                                      openings: docs.openings).allSatisfy { !docs.openings.contains($0.id) })
     }
 
+    /// An extractive answer over several documents names the document each quote is from.
+    func testQuoteNamesItsDocument() {
+        let s = set.segments[6]
+        XCTAssertEqual(Ask.quote(s, document: set.part(of: s.id)?.title), "\u{201C}We bake four hundred loaves every Saturday.\u{201D} (MIA, 01:55, bread.srt)")
+        XCTAssertEqual(Ask.quote(s), "\u{201C}We bake four hundred loaves every Saturday.\u{201D} (MIA, 01:55)")
+    }
+
     /// Bad lists: each error says what is wrong and where, in data a program can act on.
     func testBadListsGetPreciseErrors() {
         XCTAssertNoThrow(try AskDocuments.check(uris: ["file:///a", "file:///b"], uri: nil, text: nil))

@@ -142,11 +142,13 @@ public enum Ask {
         return Array(held.prefix(2))
     }
 
-    /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).
-    static func quote(_ s: Segment) -> String {
+    /// A segment quoted with its speaker and start time: “…” (Ana, 02:13); over several
+    /// documents, with its document's title too: “…” (Ana, 02:13, ep12.srt).
+    static func quote(_ s: Segment, document: String? = nil) -> String {
         var about: [String] = []
         if let sp = s.speaker { about.append(sp) }
         if let t = s.start { about.append(String(format: "%02d:%02d", Int(t) / 60, Int(t) % 60)) }
+        if let document { about.append(document) }
         return "\u{201C}\(s.text)\u{201D}" + (about.isEmpty ? "" : " (\(about.joined(separator: ", ")))")
     }
 

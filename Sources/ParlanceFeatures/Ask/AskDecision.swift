@@ -78,7 +78,7 @@ extension Ask {
         guard !quoted.isEmpty else { return nil }
         let repaired = best.verdict.citations.compactMap { input.segment($0) }
         let citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
-        let answer = quoted.map { quote($0) }.joined(separator: " ")
+        let answer = quoted.map { quote($0, document: input.documents?.part(of: $0.id)?.title) }.joined(separator: " ")
         let verification = Verification(passed: true, attempts: d.verification.attempts, issues: failed, fallback: .extractive)
         ctx.progress(.init(kind: .report, message: "no model answer passed verification: extractive answer", phase: .verifying,
                            delta: answer, attempt: verification.attempts, restart: true))
