@@ -128,10 +128,9 @@ public enum Ask {
 
     /// The extractive fallback: of the passage the evidence found holding the question's subject
     /// and an answer of the kind asked for, the segments with the answer (the reply when it is an
-    /// interviewer's question). Never the transcript's opening segment (`opening`, a welcome that
-    /// names the topic: it shares the question's words and answers nothing; over several documents,
-    /// each one's opening); empty when nothing
-    /// else is left, and then the answer is "not found".
+    /// interviewer's question). Never a transcript's opening segment (`openings`, one per document:
+    /// a welcome that names the topic shares the question's words and answers nothing); empty when
+    /// nothing else is left, and then the answer is "not found".
     /// Until issue 77 it fell back further, to the shown segment that best matched the
     /// question's words: that quoted what does not answer ("What three changes did Fernhill
     /// make…?" got "Yes, and honestly it's the part we underestimated at Fernhill.", found:
