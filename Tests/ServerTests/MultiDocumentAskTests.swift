@@ -99,6 +99,21 @@ final class MultiDocumentAskTests: XCTestCase {
                                      openings: docs.openings).allSatisfy { !docs.openings.contains($0.id) })
     }
 
+    /// An answer that opens as the prompt heads a document's passages is the model writing
+    /// the prompt on (seen on the default model: "Document 3: Theo's Rooftop Radio. In 2016…"
+    /// over two documents): degenerate, so it is generated again or quoted instead.
+    func testAnswerOpeningWithADocumentHeadingIsDegenerate() {
+        let docs = set
+        let answer = "Document 3: Theo's Rooftop Radio. In 2016, Tomasz started keeping bees."
+        XCTAssertEqual(AskDocuments.heading(opening: answer), "Document 3")
+        XCTAssertNil(AskDocuments.heading(opening: "The document says 2016."))
+        XCTAssertNil(AskDocuments.heading(opening: "Documents 3 and 4 disagree: one says 2016."))
+        XCTAssertEqual(AnswerVerifier.degenerate(question: "When did Tomasz start?", answer: answer, passages: AnswerVerifier.Passages(docs.segments),
+                                                 instructions: [Ask.task]), .answerOpensWithLabel("Document 3"))
+        XCTAssertNil(AnswerVerifier.degenerate(question: "When did Tomasz start?", answer: "Tomasz started keeping bees in 2016.",
+                                               passages: AnswerVerifier.Passages(docs.segments), instructions: [Ask.task]))
+    }
+
     /// An extractive answer over several documents names the document each quote is from.
     func testQuoteNamesItsDocument() {
         let s = set.segments[6]

@@ -89,9 +89,19 @@ struct AskDocuments: Sendable {
             guard let ids = p.ids else { continue }
             let mine = segments.filter { ids.contains($0.id) }
             guard !mine.isEmpty else { continue }
-            blocks.append("Document \(n + 1): \(p.title)\n" + Retrieval.runs(mine))
+            blocks.append(Self.heading(n + 1, p.title) + "\n" + Retrieval.runs(mine))
         }
         return blocks.joined(separator: "\n\n")
+    }
+
+    /// The line above a document's passages in the prompt.
+    static func heading(_ n: Int, _ title: String) -> String { "Document \(n): \(title)" }
+
+    /// The heading the answer opens with when it opens as the prompt heads a document's
+    /// passages ("Document 3: Theo's Rooftop Radio. In 2016…", a document that does not exist):
+    /// the model went on writing the prompt. Nil for any other opening.
+    static func heading(opening text: String) -> String? {
+        text.firstMatch(of: /^\s*(Document\s+\d{1,3})\s*:/).map { String($0.output.1) }
     }
 
     /// The documents' titles: each uri's file name, or the uri itself where the file name is
