@@ -37,7 +37,13 @@ struct AskDocuments: Sendable {
 
     /// Every document's segments, renumbered in order: what retrieval ranks and the model is shown.
     var segments: [Segment] {
-        parts.flatMap { p in p.segments.map { s in var g = s; g.id = s.id + p.offset; return g } }
+        parts.flatMap { p in
+            p.segments.map { s in
+                var g = s
+                g.id = s.id + p.offset
+                return g
+            }
+        }
     }
 
     /// The set as one transcript, for retrieval and the checks: no plain text of its own (its
