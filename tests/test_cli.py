@@ -756,6 +756,30 @@ def test_ask_stdin_piped(cli: Callable[..., Run]) -> None:
     no_decoration(r)
 
 
+def test_ask_several_files_names_each_citations_file(cli: Callable[..., Run], tmp_path: Path) -> None:
+    """`parlance ask FILE FILE QUESTION` asks across both files (ask/stream's uris): each
+    source line starts with the name of the file its segment is from."""
+    episode = tmp_path / "local-loop.srt"
+    episode.write_text(small_transcript())
+    bakery = tmp_path / "bakery-hour.srt"
+    bakery.write_text("1\n00:00:01,000 --> 00:00:04,000\nLEO: Welcome to the Bakery Hour.\n\n"
+                      "2\n00:00:04,500 --> 00:00:09,000\nINES: On Saturdays we bake four hundred loaves.\n")
+    args = ("ask", episode, bakery, QUESTION, "--max-tokens", "64", "--max-attempts", "1", "--seed", "1")
+    r = cli(*args, "--json")
+    assert r.code == 0, r
+    result = json.loads(r.out)
+    assert [d["uri"] for d in result["retrieval"]["documents"]] == [episode.resolve().as_uri(), bakery.resolve().as_uri()], result
+    assert all(c["uri"] in (episode.resolve().as_uri(), bakery.resolve().as_uri()) for c in result["citations"]), result
+    text = cli(*args)
+    assert text.code == 0, text
+    no_decoration(text)
+    if result["citations"]:
+        lines = text.out.split("Sources:\n", 1)[1].splitlines()
+        assert lines and all(l.startswith(("  local-loop.srt [", "  bakery-hour.srt [")) for l in lines if l.strip()), text
+    usage = cli("ask", *([episode] * 17), QUESTION, timeout=QUICK_TIMEOUT)
+    assert usage.code == 2 and "2 to 17 arguments" in usage.err, usage
+
+
 def test_rewrite_stdin_piped(cli: Callable[..., Run]) -> None:
     text = b"hey team, we're moving the design review to friday, bring your mockups\n"
     r = cli("rewrite", "--tone", "formal", "--max-tokens", "64", "--max-attempts", "1", "--seed", "1", "-", input=text)

@@ -47,6 +47,7 @@ public enum Render {
         guard let cites = r["citations"]?.arrayValue, !cites.isEmpty else { return "" }
         return "\nSources:\n" + cites.map { c in
             var line = "  "
+            if let uri = c["uri"]?.stringValue { line += documentName(uri) + " " }
             if let start = c["start"]?.doubleValue {
                 line += "[\(time(start))" + (c["end"]?.doubleValue.map { "-" + time($0) } ?? "") + "] "
             } else if let id = c["segmentId"]?.intValue {
@@ -55,6 +56,12 @@ public enum Render {
             if let sp = c["speaker"]?.stringValue { line += sp + ": " }
             return line + (c["text"]?.stringValue ?? "") + "\n"
         }.joined()
+    }
+
+    /// A cited document as a person knows it: a file's name, else its uri.
+    static func documentName(_ uri: String) -> String {
+        guard let url = URL(string: uri), url.isFileURL, !url.lastPathComponent.isEmpty else { return uri }
+        return url.lastPathComponent
     }
 
     static func time(_ seconds: Double) -> String { clock(wholeSeconds: Int(seconds), padMinutes: true) }

@@ -51,8 +51,9 @@ struct MCPToolSpec: Sendable {
                     inputSchema: input(Summarize.paramsSchema), outputSchema: Summarize.resultSchema,
                     method: { _ in Summarize.name }, render: Render.summary),
         MCPToolSpec(name: "ask", title: "Answer from a document, with citations",
-                    description: "Answers a question from a transcript or document, citing the segments (with timestamps) that support the answer; says so when the document does not answer it (found: false). sessionId from a result continues the conversation." + document,
-                    inputSchema: input(AskStream.paramsSchema), outputSchema: AskStream.resultSchema,
+                    description: "Answers a question from a transcript or document, citing the segments (with timestamps) that support the answer; says so when the document does not answer it (found: false). sessionId from a result continues the conversation." + document
+                        + " To ask across several documents at once (episodes of a podcast), give them as paths (files) or uris instead: each citation then names its document (uri).",
+                    inputSchema: askInput, outputSchema: AskStream.resultSchema,
                     method: { _ in AskStream.name }, render: { r in (r["answer"]?.stringValue ?? "") + "\n" + Render.citations(r) }),
         MCPToolSpec(name: "rewrite", title: "Rewrite text in tones",
                     description: "Rewrites text in one or more tones (formal, casual, empathetic, direct, diplomatic, …) for an audience, keeping every fact (names, numbers, dates, amounts); each variation is checked for its tone and its facts. Give the text as text or path.",
@@ -80,6 +81,20 @@ struct MCPToolSpec: Sendable {
             for (k, v) in input(a.method.paramsSchema)["properties"]?.objectValue ?? JSONObject() where props[k] == nil { props[k] = v }
         }
         return ["type": "object", "properties": .object(props), "required": ["kind"], "additionalProperties": false]
+    }
+
+    /// ask/stream's params with `path`, and `paths` beside `uris` for several documents.
+    static var askInput: JSONValue {
+        var schema = input(AskStream.paramsSchema)
+        if case .object(var o) = schema, var props = o["properties"]?.objectValue {
+            props["paths"] = [
+                "type": "array", "items": ["type": "string", "minLength": 1], "minItems": 2, "maxItems": .int(AskStream.maxDocuments),
+                "description": "Several files to ask across (each read and opened as a document, a resource), instead of uris, path, uri or text.",
+            ]
+            o["properties"] = .object(props)
+            schema = .object(o)
+        }
+        return schema
     }
 
     /// analysis/compare's params, each document with `path` too.

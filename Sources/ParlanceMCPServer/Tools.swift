@@ -113,7 +113,7 @@ extension MCPServer {
 
     /// The method's params from the tool's arguments: a `path` (or a file:// `uri` not
     /// open yet) is read and opened as a document, and the method gets its uri (rewrite
-    /// gets its text).
+    /// gets its text); ask's `paths` (or file:// `uris`) likewise become its `uris`.
     func prepare(_ tool: MCPToolSpec, _ args: JSONObject) async throws -> JSONObject {
         var p = args
         if tool.name == "compare" {
@@ -130,8 +130,18 @@ extension MCPServer {
             p["documents"] = .array(docs)
             return p
         }
+        if tool.name == "ask", p["paths"] != nil || p["uris"] != nil {
+            if p["paths"] != nil, p["uris"] != nil { throw InputError("ask takes paths or uris, not both") }
+            if p["path"] != nil { throw InputError("ask takes path (one document) or \(p["paths"] != nil ? "paths" : "uris") (several), not both") }
+            var uris: [JSONValue] = []
+            for path in p["paths"]?.arrayValue?.compactMap(\.stringValue) ?? [] { uris.append(.string(try await open(path: path))) }
+            for uri in p["uris"]?.arrayValue?.compactMap(\.stringValue) ?? [] { uris.append(.string(try await openIfFile(uri))) }
+            p["paths"] = nil
+            p["uris"] = .array(uris)
+            return p
+        }
         guard p["path"] != nil || p["uri"] != nil || p["text"] != nil else {
-            throw InputError("\(tool.name) needs the \(tool.name == "rewrite" ? "text" : "document"): give path, \(tool.name == "rewrite" ? "" : "uri ")or text")
+            throw InputError("\(tool.name) needs the \(tool.name == "rewrite" ? "text" : "document"): give path, \(tool.name == "rewrite" ? "" : tool.name == "ask" ? "uri, paths, uris " : "uri ")or text")
         }
         if let path = p["path"]?.stringValue {
             p["path"] = nil

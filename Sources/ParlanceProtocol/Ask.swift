@@ -9,13 +9,17 @@ public enum AskStream: GeneratingMethod {
 
     public struct Input: GenerationInput {
         public var uri: String?
+        /// Several open documents asked about at once (`maxDocuments` at most).
+        public var uris: [String]?
         public var text: String?
         public var question: String
         public var sessionId: String?
         public var language: String?
         public static let controls = GenerationControls.Key.allCases
         public static let schemaHints: [String: SchemaHint] = [
-            "uri": SchemaHint(description: "An open document (document/open). Give uri or text; a follow-up (sessionId) may give neither and continues on its conversation's document."),
+            "uri": SchemaHint(description: "An open document (document/open). Give uri, uris or text; a follow-up (sessionId) may give none and continues on its conversation's document or documents."),
+            "uris": SchemaHint(description: "Several open documents (document/open), each once, instead of uri or text: retrieval runs across all of their segments and every citation names its document (citations[].uri).",
+                               minItems: 2, maxItems: AskStream.maxDocuments),
             "text": SchemaHint(description: "A transcript given inline instead of uri."),
             "question": SchemaHint(minLength: 1, maxLength: 2000),
             "sessionId": SchemaHint(description: "A previous answer's sessionId: this question is a follow-up in that conversation (its KV state is reused)."),
@@ -26,7 +30,12 @@ public enum AskStream: GeneratingMethod {
         ]
     }
 
+    /// The most documents one question is asked over (`uris`).
+    public static let maxDocuments = 16
+
     public struct Citation: Codable, Sendable, Hashable, Schematic {
+        /// The document the segment belongs to (set when the question was asked over `uris`).
+        public var uri: String?
         public var segmentId: Int
         public var start: Double?
         public var end: Double?
@@ -34,8 +43,9 @@ public enum AskStream: GeneratingMethod {
         public var text: String
         public var startOffset: Int?
         public var endOffset: Int?
-        public init(segmentId: Int, start: Double? = nil, end: Double? = nil, speaker: String? = nil, text: String,
+        public init(uri: String? = nil, segmentId: Int, start: Double? = nil, end: Double? = nil, speaker: String? = nil, text: String,
                     startOffset: Int? = nil, endOffset: Int? = nil) {
+            self.uri = uri
             self.segmentId = segmentId
             self.start = start
             self.end = end
@@ -45,6 +55,8 @@ public enum AskStream: GeneratingMethod {
             self.endOffset = endOffset
         }
         public static let schemaHints: [String: SchemaHint] = sourceOffsetHints.merging([
+            "uri": SchemaHint(description: "The document the segment belongs to: set when the question was asked over uris (segmentId, text, times and offsets are that document's)."),
+            "segmentId": SchemaHint(description: "The segment's id in its document (document/segments)."),
             "text": SchemaHint(description: "The segment's text, verbatim."),
         ]) { a, _ in a }
     }
@@ -105,7 +117,11 @@ public enum AskStream: GeneratingMethod {
         public var segmentsUsed: [Int]
         public var topScore: Double
         public var termCoverage: Double
-        public init(method: String, wholeDocument: Bool, segmentsSearched: Int, segmentsUsed: [Int], topScore: Double, termCoverage: Double) {
+        /// Per document, for a question over `uris`.
+        public var documents: [DocumentRetrieval]?
+        public init(method: String, wholeDocument: Bool, segmentsSearched: Int, segmentsUsed: [Int], topScore: Double, termCoverage: Double,
+                    documents: [DocumentRetrieval]? = nil) {
+            self.documents = documents
             self.method = method
             self.wholeDocument = wholeDocument
             self.segmentsSearched = segmentsSearched
@@ -115,9 +131,26 @@ public enum AskStream: GeneratingMethod {
         }
         public static let schemaHints: [String: SchemaHint] = [
             "method": SchemaHint(description: "bm25: Okapi BM25 over segments, best segments and their neighbours."),
-            "wholeDocument": SchemaHint(description: "True when the whole document fit the question budget and was given to the model."),
-            "segmentsUsed": SchemaHint(description: "Ids of the segments in the model's context for this question (a follow-up keeps earlier ones): the only ids it can cite."),
-            "termCoverage": SchemaHint(description: "Share of the question's content words that occur in the document (below 0.4: not found, with no model call)."),
+            "wholeDocument": SchemaHint(description: "True when the whole document (over uris: every document) fit the question budget and was given to the model."),
+            "segmentsSearched": SchemaHint(description: "Segments ranked (over uris: of every document)."),
+            "segmentsUsed": SchemaHint(description: "Ids of the segments in the model's context for this question (a follow-up keeps earlier ones): the only ids it can cite. Empty over uris, where segment ids are per document: see documents."),
+            "termCoverage": SchemaHint(description: "Share of the question's content words that occur in the document (over uris: in any of them; below 0.4: not found, with no model call)."),
+            "documents": SchemaHint(description: "Present for a question over uris: each document's segments searched and used, in the order of uris."),
+        ]
+    }
+
+    /// One document's part in a question over `uris`.
+    public struct DocumentRetrieval: Codable, Sendable, Hashable, Schematic {
+        public var uri: String
+        public var segmentsSearched: Int
+        public var segmentsUsed: [Int]
+        public init(uri: String, segmentsSearched: Int, segmentsUsed: [Int]) {
+            self.uri = uri
+            self.segmentsSearched = segmentsSearched
+            self.segmentsUsed = segmentsUsed
+        }
+        public static let schemaHints: [String: SchemaHint] = [
+            "segmentsUsed": SchemaHint(description: "Ids (this document's) of its segments in the model's context for this question."),
         ]
     }
 
@@ -168,7 +201,7 @@ public enum AskStream: GeneratingMethod {
             "confidenceScore": SchemaHint(description: "Calibrated probability that the result is right: for an answer, that the document answers the question; for not found, that it does not. Absent when retrieval found nothing (no evidence read).", minimum: 0, maximum: 1),
             "answerability": SchemaHint(description: "The evidence confidenceScore was read from. Absent when retrieval found nothing."),
             "citations": SchemaHint(description: "Segments supporting the answer; the model can only pick ids of segments it was shown."),
-            "timestamp": SchemaHint(description: "The cited span as MM:SS-MM:SS (the seed's EpisodeAnswer.timestamp); absent without times."),
+            "timestamp": SchemaHint(description: "The cited span as MM:SS-MM:SS (the seed's EpisodeAnswer.timestamp); absent without times, and when the citations are in more than one document."),
             "turn": SchemaHint(description: "1 for a new conversation, then 2, 3… for follow-ups."),
             "cached": SchemaHint(description: "True when a first question was answered from the analysis cache."),
             "verification": SchemaHint(description: "The answer checked against the segments shown: it is language (not punctuation, a timestamp or the prompt's words), its numbers and names occur in those segments, each citation shares content with the answer or the question (unsupported ones replaced by the best supporting segment). After maxAttempts without a usable answer: fallback notFound when the question asks about something the document never mentions, else an extractive answer quoting the best segments."),

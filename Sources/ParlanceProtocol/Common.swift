@@ -268,7 +268,9 @@ extension OneDocumentInput {
 extension DocumentInput: OneDocumentInput {}
 extension Summarize.Input: OneDocumentInput {}
 extension AnalyzeWorthIt.Input: OneDocumentInput {}
-extension AskStream.Input: OneDocumentInput {}
+extension AskStream.Input: DocumentReferencing {
+    public var documentURIs: [String] { (uri.map { [$0] } ?? []) + (uris ?? []) }
+}
 extension AnalyzeCompare.Input: DocumentReferencing {
     public var documentURIs: [String] { documents.compactMap(\.uri) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ParlanceJSON
+import ParlanceProtocol
 import XCTest
 
 @testable import ParlanceCLI
@@ -81,7 +82,11 @@ final class OptionTests: XCTestCase {
         XCTAssertEqual(usageError("rewrite", ["--tone", "loud"])?.description,
                        "--tone must be one of formal, casual, empathetic, direct, diplomatic, got 'loud'")
         XCTAssertEqual(usageError("summarize", ["--ctx=1", "f"])?.description, "--ctx must be an integer in 128...131072, got '1'")
-        XCTAssertEqual(usageError("ask", ["f"])?.description, "ask takes 2 arguments (usage: parlance ask [OPTIONS] FILE QUESTION), got 1")
+        XCTAssertEqual(usageError("ask", ["f"])?.description, "ask takes 2 to 17 arguments (usage: parlance ask [OPTIONS] FILE... QUESTION), got 1")
+        // Several files then the question; more than AskStream.maxDocuments files is a usage error.
+        XCTAssertEqual(try command("ask", ["a.srt", "b.srt", "c.vtt", "what?"])?.positionals, ["a.srt", "b.srt", "c.vtt", "what?"])
+        XCTAssertEqual(usageError("ask", (0...AskStream.maxDocuments).map { "f\($0)" } + ["q"])?.description,
+                       "ask takes 2 to 17 arguments (usage: parlance ask [OPTIONS] FILE... QUESTION), got 18")
         let tones = try XCTUnwrap(try command("rewrite", ["--tone", "formal", "--tone=casual", "--max-tokens=64", "--", "-x"]))
         XCTAssertEqual(tones.values.params["tones"], .array([.string("formal"), .string("casual")]))
         XCTAssertEqual(tones.values.params["maxTokens"], .int(64))

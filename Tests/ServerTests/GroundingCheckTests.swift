@@ -57,15 +57,15 @@ final class GroundingCheckTests: XCTestCase {
         XCTAssertFalse(e.relationMissing, "\(e)")
         XCTAssertEqual(e.typedCoverage, 1, "\(e)")
         XCTAssertEqual(Ask.extractive(question: "How many headphones from the second production run passed final testing?", evidence: e,
-                                      passages: AnswerVerifier.Passages(launch), opening: 1).map(\.id), [2])
+                                      passages: AnswerVerifier.Passages(launch), openings: [1]).map(\.id), [2])
         // The opening line names the product and answers nothing: never quoted, whatever matches it.
         let journalists = "Which journalists received the Aero 2 headphones for the launch review?"
         let opening = Answerability.evidence(question: journalists, segments: launch)
         // No passage gives names of journalists: nothing is quoted (the answer is "not found"),
         // not even the line that shares the question's words (issue 77).
-        XCTAssertEqual(Ask.extractive(question: journalists, evidence: opening, passages: AnswerVerifier.Passages(launch), opening: nil), [],
+        XCTAssertEqual(Ask.extractive(question: journalists, evidence: opening, passages: AnswerVerifier.Passages(launch), openings: []), [],
                        "\(opening)")
-        XCTAssertEqual(Ask.extractive(question: journalists, evidence: opening, passages: AnswerVerifier.Passages(Array(launch.prefix(1))), opening: 1), [])
+        XCTAssertEqual(Ask.extractive(question: journalists, evidence: opening, passages: AnswerVerifier.Passages(Array(launch.prefix(1))), openings: [1]), [])
         // The model number alone answers no count.
         let named = Answerability.evidence(question: "How many headphones were reviewed?", segments: [launch[0]])
         XCTAssertTrue(named.passage.isEmpty, "\(named)")
@@ -116,13 +116,13 @@ final class GroundingCheckTests: XCTestCase {
             Segment(id: 10, speaker: "Tomasz", text: "The average was eighteen kilos per hive.", startOffset: 2, endOffset: 3),
         ]
         let q = "In which year did Tomasz take up beekeeping?"
-        let e = Answerability.evidence(question: q, segments: bees, opening: 1)
+        let e = Answerability.evidence(question: q, segments: bees, openings: [1])
         XCTAssertEqual(e.quote, [2], "\(e)")
         XCTAssertGreaterThan(e.sentenceCoverage, 0, "\(e)")
-        XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(bees), opening: 1).map(\.id), [2])
+        XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(bees), openings: [1]).map(\.id), [2])
         // Without its speaker the year's sentence is about no one the question names.
         let unnamed = bees.map { Segment(id: $0.id, speaker: nil, text: $0.text, startOffset: $0.startOffset, endOffset: $0.endOffset) }
-        XCTAssertNotEqual(Answerability.evidence(question: q, segments: unnamed, opening: 1).quote, [2])
+        XCTAssertNotEqual(Answerability.evidence(question: q, segments: unnamed, openings: [1]).quote, [2])
     }
 
     /// A real talk's extractive answer: "There are three main sources of a discrimination."
@@ -137,7 +137,7 @@ final class GroundingCheckTests: XCTestCase {
             Segment(id: 126, speaker: "Jutta", text: "There are three main sources of a discrimination.", startOffset: 1, endOffset: 2),
         ]
         let e = Answerability.evidence(question: q, segments: talk, opening: 1)
-        XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(talk), opening: 1), [], "\(e)")
+        XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(talk), openings: [1]), [], "\(e)")
     }
 
     /// A French question's evidence and citations follow what it asks about ("l'architecte",

@@ -81,7 +81,8 @@ def test_tools_list_schemas_are_json_schema(daemon_env):
                 jsonschema.Draft202012Validator.check_schema(t.output_schema)
                 assert t.description and len(t.description) > 40
             ask = next(t for t in tools if t.name == "ask")
-            assert {"path", "uri", "text", "question"} <= set(ask.input_schema["properties"])
+            assert {"path", "uri", "text", "question", "paths", "uris"} <= set(ask.input_schema["properties"])
+            assert ask.input_schema["properties"]["uris"]["maxItems"] == ask.input_schema["properties"]["paths"]["maxItems"] == 16
             assert ask.input_schema["required"] == ["question"]
     run(main)
 
@@ -139,6 +140,32 @@ def test_summarize_ask_rewrite_resources_and_prompts(daemon_env):
             assert "formal" in got.messages[0].content.text and "see you at 5" in got.messages[0].content.text
             summary = await c.get_prompt("summary", {"path": str(SRT)})
             assert "Tomasz" in summary.messages[0].content.text
+    run(main)
+
+
+def test_ask_across_several_files(daemon_env):
+    """ask over several files (paths): each becomes an open document, and every citation
+    names the file it comes from, in the structured result and in the text."""
+    async def main():
+        async with Client(server(daemon_env)) as c:
+            a = await c.call_tool("ask", {"paths": [str(LONG), str(SRT)], "question": "In which year did Tomasz start keeping bees?",
+                                          "maxTokens": 64, "seed": 2})
+            assert not a.is_error, text_of(a)
+            r = a.structured_content
+            assert [d["uri"] for d in r["retrieval"]["documents"]] == [LONG.resolve().as_uri(), SRT.resolve().as_uri()], r["retrieval"]
+            assert r["citations"], r
+            for cite in r["citations"]:
+                assert cite["uri"] in (LONG.resolve().as_uri(), SRT.resolve().as_uri()), cite
+                name = cite["uri"].rsplit("/", 1)[1]
+                assert f"  {name} [" in text_of(a), text_of(a)
+            assert any(cite["uri"] == SRT.resolve().as_uri() for cite in r["citations"]), r["citations"]
+            # Both files are open documents now (resources).
+            uris = [str(x.uri) for x in (await c.list_resources()).resources]
+            assert LONG.resolve().as_uri() in uris and SRT.resolve().as_uri() in uris, uris
+            both = await c.call_tool("ask", {"paths": [str(SRT), str(LONG)], "path": str(SRT), "question": "Who?"})
+            assert both.is_error and "paths" in text_of(both), text_of(both)
+            twice = await c.call_tool("ask", {"paths": [str(SRT), str(SRT)], "question": "Who?"})
+            assert twice.is_error and "uris[1]" in text_of(twice), text_of(twice)
     run(main)
 
 

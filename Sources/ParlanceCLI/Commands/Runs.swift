@@ -26,10 +26,20 @@ enum Runs {
         return code
     }
 
+    /// `parlance ask FILE QUESTION`: the file's text; `parlance ask FILE FILE... QUESTION`:
+    /// each file opened as a document (its file:// uri) and the question asked over their uris.
     static func ask(_ inv: Invocation) async throws -> Int32 {
         var p = inv.params
-        p["text"] = .string(try Input.read(inv.positionals[0]))
-        p["question"] = .string(inv.positionals[1])
+        let files = Array(inv.positionals.dropLast())
+        if files.count == 1 {
+            p["text"] = .string(try Input.read(files[0]))
+        } else {
+            if files.filter({ $0 == "-" }).count > 1 { throw UsageError("ask reads stdin (-) once", command: "ask") }
+            var uris: [JSONValue] = []
+            for f in files { uris.append(.string(try await open(file: f, inv))) }
+            p["uris"] = .array(uris)
+        }
+        p["question"] = .string(inv.positionals.last!)
         let view = inv.streams ? StreamView(inv.session.terminal) : nil
         let r = try await inv.session.request(AskStream.name, p, view: view)
         if inv.json { inv.session.terminal.out(r.serialized() + "\n"); return checked(r, inv) }
@@ -97,6 +107,13 @@ enum Runs {
         }
     }
 
+    /// Opens FILE as a document under its file:// uri (stdin: `stdin:`); the uri.
+    static func open(file: String, _ inv: Invocation) async throws -> String {
+        let uri = file == "-" ? "stdin:" : URL(fileURLWithPath: file).standardizedFileURL.absoluteString
+        _ = try await inv.session.request(DocumentOpen.name, JSONObject([("uri", .string(uri)), ("text", .string(try Input.read(file)))]), progress: false)
+        return uri
+    }
+
     /// `parlance cache list [FILE]` and `parlance cache clear FILE | --all | --content-hash H`.
     /// FILE is opened as a document (its file:// uri), so its entries are those of its text.
     static func cache(_ inv: Invocation) async throws -> Int32 {
@@ -104,10 +121,7 @@ enum Runs {
         let sub = inv.positionals[0]
         guard sub == "list" || sub == "clear" else { throw UsageError("cache takes list or clear, got '\(sub)'", command: "cache") }
         if inv.positionals.count == 2 {
-            let file = inv.positionals[1]
-            let uri = file == "-" ? "stdin:" : URL(fileURLWithPath: file).standardizedFileURL.absoluteString
-            _ = try await inv.session.request(DocumentOpen.name, JSONObject([("uri", .string(uri)), ("text", .string(try Input.read(file)))]), progress: false)
-            p["uri"] = .string(uri)
+            p["uri"] = .string(try await open(file: inv.positionals[1], inv))
         }
         if sub == "list" {
             if p["all"] != nil { throw UsageError("cache list takes no --all (it lists every entry without FILE)", command: "cache") }

@@ -11,6 +11,9 @@ public struct AnalysisInput: Sendable {
     public var contentHash: String
     public var language: LanguageSupport.Resolution
     public var uri: String?
+    /// Set when the input is several documents asked about at once (`ask/stream`'s `uris`):
+    /// `transcript` is their segments numbered on, and this maps them back.
+    var documents: AskDocuments?
     /// The transcript as prompt text: one `[id] SPEAKER: text` line per segment (the
     /// speaker only where it changes), so the model can point at segments by id. Every
     /// analysis of a document starts its prompt with this text: one shared KV prefix.
@@ -22,6 +25,21 @@ public struct AnalysisInput: Sendable {
         self.language = language
         self.uri = uri
         promptText = AnalysisInput.render(transcript.segments)
+    }
+
+    /// Several documents as one input: their segments renumbered, the prompt text under each one's title.
+    init(documents: AskDocuments, contentHash: String, language: LanguageSupport.Resolution, format: TranscriptFormat) {
+        transcript = documents.transcript(format: format)
+        self.contentHash = contentHash
+        self.language = language
+        uri = nil
+        self.documents = documents
+        promptText = documents.render(transcript.segments)
+    }
+
+    /// The segments that open a transcript (one per document): a welcome, never the answer quoted.
+    var openings: Set<Int> {
+        documents?.openings ?? Set(transcript.segments.first.map { [$0.id] } ?? [])
     }
 
     /// Analyses that read the whole transcript refuse inputs above this many tokens (about

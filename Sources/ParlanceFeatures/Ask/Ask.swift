@@ -14,8 +14,9 @@ public enum Ask {
     /// What a conversation has shown the model, beside the session's own state.
     struct Conversation: Sendable {
         var contentHash: String
-        /// The open document asked about, so a follow-up may give `sessionId` alone.
+        /// The open document (or documents, `uris`) asked about, so a follow-up may give `sessionId` alone.
         var uri: String?
+        var uris: [String]?
         var shown: Set<Int>
         var exchanges: [(question: String, answer: String)]
     }
@@ -78,29 +79,37 @@ public enum Ask {
     /// retrieval and the answer run as the work.
     public static func ask(_ p: AskStream.Params, _ ctx: RequestContext) async throws -> @Sendable () async throws -> AskStream.Result {
         var uri = p.uri
+        var uris = p.uris
         if let sid = p.sessionId, let m = p.model, let s = try? await ctx.services.sessions.get(sid), s.model != m {
             throw ResponseError.invalidParams("conversation \(sid) runs on model '\(s.model)' (its history is that model's tokens), not '\(m)'",
                                               data: ["error": "modelMismatch", "path": "/model", "model": .string(m), "sessionModel": .string(s.model)])
         }
-        if let sid = p.sessionId, p.text == nil, uri == nil {
-            // A follow-up by sessionId alone continues on the conversation's document.
+        if let sid = p.sessionId, p.text == nil, uri == nil, uris == nil {
+            // A follow-up by sessionId alone continues on the conversation's document or documents.
             _ = try await ctx.services.sessions.get(sid)
-            uri = await Conversations.shared.get(sid)?.uri
+            let convo = await Conversations.shared.get(sid)
+            uri = convo?.uri
+            uris = convo?.uris
         }
         // Bad input is refused before a session is created for it.
-        try AnalysisInput.checkSource(text: p.text, uri: uri)
-        let ctx = await ctx.claimDocuments(uri.map { [$0] } ?? [])
+        if uris == nil, uri == nil, p.text == nil {
+            throw ResponseError.invalidParams("give 'uri', 'uris' or 'text'", data: ["path": "(root)", "keyword": "required"])
+        }
+        if let uris { try AskDocuments.check(uris: uris, uri: uri, text: p.text) } else { try AnalysisInput.checkSource(text: p.text, uri: uri) }
+        let ctx = await ctx.claimDocuments(uris ?? uri.map { [$0] } ?? [])
         if let uri, await ctx.document(uri) == nil { throw ErrorMapping.notFound("document", uri) }
+        for (i, u) in (uris ?? []).enumerated() where await ctx.document(u) == nil { throw AskDocuments.unknown(u, at: i) }
         let store = ctx.services.sessions
         let sessionId: String
         if let sid = p.sessionId { sessionId = sid } else {
             sessionId = await store.create(model: try ctx.modelName(), instructions: AnalysisPrompt.system, options: nil, trimming: .none)
         }
         let claimed = try await store.acquire(sessionId)
-        return { [uri] in
+        return { [uri, uris] in
             var session = claimed
             do {
-                let input = try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx)
+                let input = if let uris { try await AskDocuments.input(uris: uris, language: p.language, ctx: ctx) }
+                    else { try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx) }
                 let engine = try await ctx.engine(model: session.model)
                 var options = ResolvedOptions(p.controls, maxTokens: p.maxTokens ?? 200, defaultTemperature: 0.2)
                 options.copiesText = true  // quotes the segments shown
@@ -119,16 +128,16 @@ public enum Ask {
 
     /// The extractive fallback: of the passage the evidence found holding the question's subject
     /// and an answer of the kind asked for, the segments with the answer (the reply when it is an
-    /// interviewer's question). Never the transcript's opening segment (`opening`, a welcome that
-    /// names the topic: it shares the question's words and answers nothing); empty when nothing
-    /// else is left, and then the answer is "not found".
+    /// interviewer's question). Never a transcript's opening segment (`openings`, one per document:
+    /// a welcome that names the topic shares the question's words and answers nothing); empty when
+    /// nothing else is left, and then the answer is "not found".
     /// Until issue 77 it fell back further, to the shown segment that best matched the
     /// question's words: that quoted what does not answer ("What three changes did Fernhill
     /// make…?" got "Yes, and honestly it's the part we underestimated at Fernhill.", found:
     /// true), and on a capable model overrode its right "not found" with the talk's opening words.
-    static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages, opening: Int?) -> [Segment] {
+    static func extractive(question: String, evidence: Answerability.Evidence, passages: AnswerVerifier.Passages, openings: Set<Int>) -> [Segment] {
         let quotable = { (s: Segment) in
-            s.id != opening && !s.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") && addsToQuestion(s.text, question)
+            !openings.contains(s.id) && !s.text.trimmingCharacters(in: .whitespaces).hasSuffix("?") && addsToQuestion(s.text, question)
         }
         let held = evidence.quote.compactMap { id in passages.segments.first { $0.id == id } }.filter(quotable)
         return Array(held.prefix(2))
@@ -147,11 +156,13 @@ public enum Ask {
         return Set(TextChecks.terms(text).map(stem)).subtracting(asked).count >= quoteNewTerms
     }
 
-    /// A segment quoted with its speaker and start time: “…” (Ana, 02:13).
-    static func quote(_ s: Segment) -> String {
+    /// A segment quoted with its speaker and start time: “…” (Ana, 02:13); over several
+    /// documents, with its document's title too: “…” (Ana, 02:13, ep12.srt).
+    static func quote(_ s: Segment, document: String? = nil) -> String {
         var about: [String] = []
         if let sp = s.speaker { about.append(sp) }
         if let t = s.start { about.append(String(format: "%02d:%02d", Int(t) / 60, Int(t) % 60)) }
+        if let document { about.append(document) }
         return "\u{201C}\(s.text)\u{201D}" + (about.isEmpty ? "" : " (\(about.joined(separator: ", ")))")
     }
 

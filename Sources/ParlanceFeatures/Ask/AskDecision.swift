@@ -74,11 +74,11 @@ extension Ask {
                        ctx: RequestContext) -> Decision? {
         let failed = d.verification.issues.map { i -> VerificationIssue in var r = i; r.repaired = true; return r }
         let quoted = extractive(question: turn.question, evidence: evidence, passages: AnswerVerifier.Passages(shown.segments),
-                                opening: input.transcript.segments.first?.id)
+                                openings: input.openings)
         guard !quoted.isEmpty else { return nil }
         let repaired = best.verdict.citations.compactMap { input.segment($0) }
         let citations = quoted + repaired.filter { !quoted.contains($0) }.prefix(max(0, 3 - quoted.count))
-        let answer = quoted.map { quote($0) }.joined(separator: " ")
+        let answer = quoted.map { quote($0, document: input.documents?.part(of: $0.id)?.title) }.joined(separator: " ")
         // A question that asks for no kind of value ("What did Pareto observe?"): the quote is
         // the passage that best matches its words, and nothing can tell whether it answers.
         // Said, and not passed; a quote holding the amount, time or name asked for passes.
@@ -126,10 +126,23 @@ extension Ask {
 
         func result(answer: String, found: Bool, citations: [Segment], confidence: AskStream.Confidence, score: Double? = nil,
                     answerability: AskStream.Answerability? = nil, topics: [String], usage: Usage, verification: Verification) -> AskStream.Result {
-            AskStream.Result(answer: answer, found: found, citations: citations.map(Grounding.citation), confidence: confidence,
-                             confidenceScore: score, answerability: answerability, relatedTopics: topics, timestamp: Grounding.span(citations),
+            AskStream.Result(answer: answer, found: found, citations: cite(citations), confidence: confidence,
+                             confidenceScore: score, answerability: answerability, relatedTopics: topics, timestamp: timestamp(citations),
                              sessionId: sessionId, turn: turn, retrieval: retrieval, language: input.language.language,
                              fallbackFrom: input.language.fallbackFrom, cached: false, verification: verification, usage: usage, provenance: provenance)
+        }
+
+        /// The cited segments as their documents have them (over `uris`, each named by its uri).
+        func cite(_ segments: [Segment]) -> [AskStream.Citation] {
+            guard let docs = input.documents else { return segments.map(Grounding.citation) }
+            return segments.compactMap(docs.citation)
+        }
+
+        /// The cited span, when the citations are in one document (times of two recordings make no span).
+        func timestamp(_ segments: [Segment]) -> String? {
+            guard let docs = input.documents else { return Grounding.span(segments) }
+            guard Set(segments.compactMap { docs.part(of: $0.id)?.uri }).count == 1 else { return nil }
+            return Grounding.span(segments.compactMap { docs.local($0)?.segment })
         }
     }
 }

@@ -83,7 +83,7 @@ extension Ask {
         let nothing = Verification(passed: true, attempts: 0, issues: [], fallback: .notFound)
         guard case .shown(let shown) = retrieved else { return await notFound(&turn, input: input, meta: meta, verification: nothing, session: &s, ctx: ctx) }
         let evidence = Answerability.evidence(question: turn.question, segments: shown.segments, language: input.language.language,
-                                              opening: input.transcript.segments.first?.id)
+                                              openings: input.openings)
         let unasked = features(evidence, coverage: shown.coverage, passed: false, saysNotFound: false, support: 0, profile: turn.profile)
         if attempts.verify, !Ablation.off("answer.answerability"), Answerability.ceiling(unasked, turn.profile) < turn.profile.threshold {
             // No answer the model could write would outweigh the evidence that the document
@@ -113,7 +113,8 @@ extension Ask {
                       session s: SessionState) async -> Turn {
         let known = await Conversations.shared.get(s.id)
         let convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
-            ?? Conversation(contentHash: input.contentHash, uri: input.uri, shown: [], exchanges: known?.exchanges ?? [])
+            ?? Conversation(contentHash: input.contentHash, uri: input.uri, uris: input.documents?.parts.map(\.uri), shown: [],
+                            exchanges: known?.exchanges ?? [])
         let question = p.question.trimmingCharacters(in: .whitespacesAndNewlines)
         var settings: JSONObject = [
             "question": .string(question), "seed": .int(Int(options.seed)), "deterministic": .bool(options.deterministic),
@@ -158,10 +159,10 @@ extension Ask {
                                          budget: s.turns.isEmpty ? min(qa.input, Ask.retrievalBudget) : 500, tokenCount: engine.countTokens)
         var retrieval = AskStream.Retrieval(method: "bm25", wholeDocument: whole && sel.found, segmentsSearched: input.transcript.segments.count,
                                             segmentsUsed: [], topScore: (sel.topScore * 1000).rounded() / 1000,
-                                            termCoverage: (sel.coverage * 100).rounded() / 100)
+                                            termCoverage: (sel.coverage * 100).rounded() / 100, documents: input.documents?.retrieval(used: []))
         guard sel.found else { return .nothing(retrieval) }
         let shownNow = whole ? input.transcript.segments : sel.segments
-        let body = whole ? input.promptText : Retrieval.render(sel.segments)
+        let body = whole ? input.promptText : Retrieval.render(sel.segments, of: input)
         let taskText = "Question: \(turn.question)\n\(task)"
         var prompt: ModelPrompt
         var userContent: String
@@ -179,7 +180,7 @@ extension Ask {
             let fresh = await Retrieval.select(query, coverageQuery: query, input: input, excluding: [],
                                                budget: min(qa.input, Ask.retrievalBudget), tokenCount: engine.countTokens)
             let earlier = turn.convo.exchanges.suffix(3).map { "Q: \($0.question)\nA: \($0.answer)" }.joined(separator: "\n")
-            let messages = AnalysisPrompt.messages(input, body: Retrieval.render(fresh.segments), task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
+            let messages = AnalysisPrompt.messages(input, body: Retrieval.render(fresh.segments, of: input), task: "Earlier in this conversation:\n\(earlier)\n\n\(taskText)")
             userContent = messages[1].content
             s.turns = []
             s.history = []
@@ -187,7 +188,11 @@ extension Ask {
             turn.convo.shown = Set(fresh.segments.map(\.id))
         }
         let ids = turn.convo.shown.sorted()
-        retrieval.segmentsUsed = ids
+        if let docs = input.documents {
+            retrieval.documents = docs.retrieval(used: ids)  // ids are per document: the set's own numbering stays inside
+        } else {
+            retrieval.segmentsUsed = ids
+        }
         return .shown(Shown(segments: ids.compactMap { input.segment($0) }, ids: ids, prompt: prompt, userContent: userContent,
                             retrieval: retrieval, coverage: sel.coverage))
     }

@@ -4,6 +4,8 @@ import ParlanceEngine
 
 /// Retrieval for ask/stream: Okapi BM25 over the segments (speaker + text), the best
 /// segments widened by their neighbours, packed into a token budget in transcript order.
+/// Over several documents (`AskDocuments`) one index ranks all of their segments, and a
+/// segment's neighbours are those of its own document.
 /// A question whose content words mostly do not occur in the document is "not found".
 enum Retrieval {
     struct Selection: Sendable {
@@ -66,6 +68,7 @@ enum Retrieval {
         outer: for hit in hits {
             for k in [hit.index, hit.index - 1, hit.index + 1] where segs.indices.contains(k) {
                 let s = segs[k]
+                if k != hit.index, let docs = input.documents, docs.part(of: s.id)?.uri != docs.part(of: segs[hit.index].id)?.uri { continue }
                 guard !chosen.contains(k), !shown.contains(s.id) else { continue }
                 let cost = tokenCount(AnalysisInput.render([s])) + 1
                 if used + cost > budget { break outer }
@@ -76,8 +79,14 @@ enum Retrieval {
         return Selection(segments: chosen.sorted().map { segs[$0] }, topScore: hits[0].score, coverage: cov, found: true)
     }
 
-    /// Segments as prompt lines, with "…" between runs that are not consecutive.
-    static func render(_ segments: [Segment]) -> String {
+    /// Segments as prompt lines, with "…" between runs that are not consecutive; over
+    /// several documents, under each one's title.
+    static func render(_ segments: [Segment], of input: AnalysisInput) -> String {
+        input.documents?.render(segments) ?? runs(segments)
+    }
+
+    /// Segments of one document as prompt lines, with "…" between runs that are not consecutive.
+    static func runs(_ segments: [Segment]) -> String {
         var runs: [[Segment]] = []
         for s in segments {
             if let last = runs.last?.last, last.id + 1 == s.id { runs[runs.count - 1].append(s) } else { runs.append([s]) }

@@ -112,7 +112,7 @@ public enum AnswerVerifier {
             return .answerCopiesSegment(copied.id)
         } else if let line = transcriptLine(opening: text, shown: shown) {
             return .answerCopiesSegment(line)
-        } else if let label = speakerLabel(opening: text, shown: shown) {
+        } else if let label = speakerLabel(opening: text, shown: shown) ?? AskDocuments.heading(opening: text) {
             return .answerOpensWithLabel(label)
         } else if let run = StreamWatch.repeatedRun(in: text), !shown.contains(where: { StreamWatch.repeatedRun(in: $0.text) == run }) {
             // "…created by a team led by a team led by a team led by…": a loop that stopped,

@@ -51,9 +51,9 @@ public enum Answerability {
 
     /// `language` is the document's (a BCP 47 tag or its language): outside English a focus
     /// word meets its other forms by their shared root ("abrió", "abrimos", "abristeis").
-    /// `opening`: the transcript's first segment, which the best sentence's segment never is
-    /// (its welcome names the topic; the extractive answer never quotes it).
-    public static func evidence(question: String, segments: [Segment], language: String = "en", opening: Int? = nil) -> Evidence {
+    /// `openings`: each transcript's first segment (one per document asked about), which the
+    /// best sentence's segment never is (a welcome names the topic; the extractive answer never quotes it).
+    public static func evidence(question: String, segments: [Segment], language: String = "en", openings: Set<Int> = []) -> Evidence {
         let expects = AnswerType.asked(by: question)
         let focus = focusTerms(question)
         let forms = FocusForms(language: language)
@@ -96,7 +96,7 @@ public enum Answerability {
         // else the segment whose sentence states an answer of the kind asked beside the most of
         // the question's words (not the segment where they are merely near it), else the passage
         // with the most; the coverages, which the probability reads, are unchanged.
-        let sentence = bestSentence(focus: focus, expects: expects, sentences: sentencesInContext(segments), forms: forms, opening: opening,
+        let sentence = bestSentence(focus: focus, expects: expects, sentences: sentencesInContext(segments), forms: forms, openings: openings,
                                     holds: holding)
         let passage = !bestRelated.ids.isEmpty ? bestRelated.ids : sentence.segment.map { [$0] } ?? bestTyped.ids
         let index = Dictionary(segments.indices.map { (segments[$0].id, $0) }, uniquingKeysWith: { a, _ in a })

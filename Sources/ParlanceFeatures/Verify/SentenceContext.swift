@@ -34,9 +34,9 @@ extension Answerability {
     /// set's tuning part, this separates answerable questions from unanswerable ones better
     /// than the passage coverage (AUC 0.66 against 0.58, each alone).
     /// Returns that share and the segment to quote: the first at the best share that is not
-    /// `opening` (the transcript's welcome names the topic and answers nothing); nil when no
+    /// one of `openings` (a transcript's welcome names the topic and answers nothing); nil when no
     /// other sentence shares a focus word.
-    static func bestSentence(focus: Set<String>, expects: AnswerType?, sentences: [SentenceInContext], forms: FocusForms, opening: Int?,
+    static func bestSentence(focus: Set<String>, expects: AnswerType?, sentences: [SentenceInContext], forms: FocusForms, openings: Set<Int>,
                              holds: (AnswerType, String) -> Bool) -> (coverage: Double, segment: Int?) {
         guard !focus.isEmpty else { return (0, nil) }
         var coverage = 0.0
@@ -44,7 +44,7 @@ extension Answerability {
         for s in sentences where expects.map({ holds($0, s.sentence) }) ?? true {
             let share = forms.share(of: focus, in: s.terms)
             coverage = max(coverage, share)
-            if share > best.coverage, s.segment != opening { best = (share, s.segment) }
+            if share > best.coverage, !openings.contains(s.segment) { best = (share, s.segment) }
         }
         return (coverage, best.segment)
     }
