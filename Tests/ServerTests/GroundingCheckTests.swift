@@ -136,7 +136,7 @@ final class GroundingCheckTests: XCTestCase {
             Segment(id: 1, speaker: "Jutta", text: "Welcome, everyone, to this talk about data and fairness.", startOffset: 0, endOffset: 1),
             Segment(id: 126, speaker: "Jutta", text: "There are three main sources of a discrimination.", startOffset: 1, endOffset: 2),
         ]
-        let e = Answerability.evidence(question: q, segments: talk, opening: 1)
+        let e = Answerability.evidence(question: q, segments: talk, openings: [1])
         XCTAssertEqual(Ask.extractive(question: q, evidence: e, passages: AnswerVerifier.Passages(talk), openings: [1]), [], "\(e)")
     }
 
