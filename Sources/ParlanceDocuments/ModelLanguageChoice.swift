@@ -7,7 +7,7 @@ extension LanguageSupport {
     public static func resolve(_ requested: String, writesWell: [String]?, keep: Bool) -> Resolution? {
         guard let r = resolve(requested, writesWell: writesWell) else { return nil }
         guard keep, let asked = r.fallbackFrom else { return r }
-        var kept = Resolution(language: asked)
+        var kept = Resolution(language: canonical(asked))
         kept.kept = .init(fallbackWouldUse: r.language, reason: r.reason ?? "\(asked) is not among the model's languages")
         return kept
     }
@@ -16,7 +16,7 @@ extension LanguageSupport {
         guard let list, !list.isEmpty else { return resolve(requested) }
         guard let tag = Tag(requested) else { return nil }
         let asked = tag.normalized
-        if list.contains(asked) || list.contains(tag.language) { return Resolution(language: asked) }
+        if list.contains(asked) || list.contains(tag.language) { return Resolution(language: canonical(asked)) }
         if let variant = list.first(where: { base($0) == tag.language }) {
             // A bare code means the variant the model writes; another region falls back to it.
             if asked == tag.language { return Resolution(language: variant) }
@@ -25,9 +25,16 @@ extension LanguageSupport {
         }
         guard names[tag.language] != nil else { return nil }
         // The table's choice when the model writes it, else the model's first language.
-        let target = resolve(requested).map(\.language).flatMap { covered($0, by: list) } ?? list[0]
+        let target = resolve(requested).map(\.language).flatMap { covered($0, by: list) } ?? canonical(list[0])
         return Resolution(language: target, fallbackFrom: asked,
                           reason: "\(displayName(asked)) (\(asked)) is not among the languages this model writes well; using \(displayName(target)) (\(target))")
+    }
+
+    /// A tag as the table writes it when the table has it as asked ("en" → "en-us", "fr-fr"),
+    /// else as asked ("sv", "zh-hant").
+    static func canonical(_ tag: String) -> String {
+        guard let r = resolve(tag), r.fallbackFrom == nil else { return tag }
+        return r.language
     }
 
     /// `tag` when the list covers it (the tag itself, or its bare language), else nil.

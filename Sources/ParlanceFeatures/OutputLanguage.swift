@@ -4,12 +4,14 @@ import ParlanceProtocol
 /// A request's output language against its model's languages (`ModelLanguages`): the one
 /// place generating methods resolve `language` and `languageFallback`.
 enum OutputLanguage {
-    /// A tag that names no language is -32602 `unsupportedLanguageOrLocale`, listing the
-    /// languages the model writes well.
+    /// A tag that names no language is -32010 `unsupportedLanguageOrLocale`, listing the
+    /// languages that are accepted.
     static func resolve(_ tag: String, languages: ModelLanguages, fallback: LanguageFallback?) throws -> LanguageSupport.Resolution {
         let list = languages.source == .default ? nil : languages.writesWell
         guard let r = LanguageSupport.resolve(tag, writesWell: list, keep: fallback == .keep) else {
-            throw ErrorMapping.unsupportedLanguage(tag, supported: languages.writesWell)
+            // Any language the table or the model knows is accepted (one they do not write falls back).
+            let known = LanguageSupport.supported + languages.writesWell.filter { !LanguageSupport.supported.contains($0) }
+            throw ErrorMapping.unsupportedLanguage(tag, supported: known)
         }
         return r
     }

@@ -203,6 +203,7 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r["availability"] == "available" and r["state"] == "ready", r
     assert len(r["model"]["sha256"]) == 64
     assert r["engine"]["sequenceSlots"] >= 1
+    assert r["languages"]["source"] in ("config", "gguf", "default") and r["languages"]["writesWell"], r["languages"]
 
 
 @case("model/load")
