@@ -16,12 +16,11 @@ public enum LanguageSupport {
         /// Why, in words a user can read.
         public var reason: String?
         /// Kept though the model does not write it well (`keep`): what the fallback would
-        /// have used, and why it would have.
+        /// have used.
         public var kept: Kept? = nil
 
         public struct Kept: Sendable, Equatable, Codable {
             public var fallbackWouldUse: String
-            public var reason: String
         }
 
         public init(language: String, fallbackFrom: String? = nil, reason: String? = nil) {

@@ -8,7 +8,7 @@ extension LanguageSupport {
         guard let r = resolve(requested, writesWell: writesWell) else { return nil }
         guard keep, let asked = r.fallbackFrom else { return r }
         var kept = Resolution(language: canonical(asked))
-        kept.kept = .init(fallbackWouldUse: r.language, reason: r.reason ?? "\(asked) is not among the model's languages")
+        kept.kept = .init(fallbackWouldUse: r.language)
         return kept
     }
 
