@@ -15,6 +15,13 @@ public enum LanguageSupport {
         public var fallbackFrom: String?
         /// Why, in words a user can read.
         public var reason: String?
+        /// Kept though the model does not write it well (`keep`): what the fallback would
+        /// have used.
+        public var kept: Kept? = nil
+
+        public struct Kept: Sendable, Equatable, Codable {
+            public var fallbackWouldUse: String
+        }
 
         public init(language: String, fallbackFrom: String? = nil, reason: String? = nil) {
             self.language = language
@@ -29,6 +36,7 @@ public enum LanguageSupport {
         "ja": "ja-jp", "ko": "ko-kr", "zh": "zh-hans", "nb": "nb-no",
     ]
 
+    /// English names of languages by ISO 639 code: what reasons and prompts call them.
     static let names: [String: String] = [
         "en": "English", "fr": "French", "de": "German", "it": "Italian", "es": "Spanish", "pt": "Portuguese",
         "ja": "Japanese", "ko": "Korean", "zh": "Chinese", "sv": "Swedish", "da": "Danish", "nl": "Dutch",

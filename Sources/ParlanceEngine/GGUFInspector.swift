@@ -7,6 +7,12 @@ public struct GGUFInfo: Sendable, Hashable {
     public var version: Int
     public var tensorCount: Int
     public var metadata: [String: String]  // scalar and string values; arrays summarised
+    /// The string arrays of `GGUFInfo.listKeys`, whole.
+    public var lists: [String: [String]] = [:]
+    /// Arrays read whole (the others are summarised as "[n items]").
+    public static let listKeys: Set<String> = ["general.languages"]
+    /// The languages the model card names (`general.languages`, ISO 639 codes by the GGUF spec).
+    public var languages: [String]? { lists["general.languages"] }
     public var architecture: String? { metadata["general.architecture"] }
     public var name: String? { metadata["general.name"] }
     public var contextLength: Int? { architecture.flatMap { metadata["\($0).context_length"] }.flatMap { Int($0) } }
@@ -67,10 +73,17 @@ public enum GGUFInspector {
         let kvs = try r.u64()
         guard tensors < 1_000_000, kvs < 1_000_000 else { throw GGUFError(reason: "implausible tensor or metadata count") }
         var meta: [String: String] = [:]
+        var lists: [String: [String]] = [:]
         for _ in 0..<kvs {
             let key = try r.string()
             let type = try r.u32()
-            meta[key] = try r.value(type: type, depth: 0)
+            if type == 9, GGUFInfo.listKeys.contains(key) {
+                let (summary, strings) = try r.array(depth: 0, keep: true)
+                meta[key] = summary
+                lists[key] = strings
+            } else {
+                meta[key] = try r.value(type: type, depth: 0)
+            }
         }
         var extents: [(name: String, offset: UInt64, bytes: UInt64?)] = []
         for _ in 0..<tensors {
@@ -101,7 +114,9 @@ public enum GGUFInspector {
                 throw GGUFError(reason: "tensor '\(t.name)' ends at byte \(end), past the end of the \(fileSize)-byte file (truncated?)")
             }
         }
-        return GGUFInfo(version: version, tensorCount: Int(tensors), metadata: meta)
+        var info = GGUFInfo(version: version, tensorCount: Int(tensors), metadata: meta)
+        info.lists = lists
+        return info
     }
 
     /// Elements per block and bytes per block of the ggml tensor types whose layout is
@@ -145,31 +160,39 @@ public enum GGUFInspector {
             case 6: return String(Float(bitPattern: try u32()))
             case 7: return try int(UInt8.self) != 0 ? "true" : "false"
             case 8: return try string()
-            case 9:
-                guard depth < 2 else { throw GGUFError(reason: "nested arrays too deep") }
-                let et = try u32()
-                let n = try u64()
-                guard n < 10_000_000 else { throw GGUFError(reason: "array of \(n) elements in metadata") }
-                if et == 8 {
-                    // Vocabularies: skipped by length, no strings made.
-                    for _ in 0..<n {
-                        let len = try u64()
-                        guard len < 16 << 20 else { throw GGUFError(reason: "string of \(len) bytes in metadata") }
-                        _ = try bytes(Int(len))
-                    }
-                } else if let width = Reader.widths[et] {
-                    let (total, overflow) = Int(n).multipliedReportingOverflow(by: width)
-                    guard !overflow else { throw GGUFError(reason: "array of \(n) elements in metadata") }
-                    _ = try bytes(total)
-                } else {
-                    for _ in 0..<n { _ = try value(type: et, depth: depth + 1) }
-                }
-                return "[\(n) items]"
+            case 9: return try array(depth: depth, keep: false).summary
             case 10: return String(try u64())
             case 11: return String(try int(Int64.self))
             case 12: return String(Double(bitPattern: try u64()))
             default: throw GGUFError(reason: "unknown metadata value type \(type)")
             }
+        }
+
+        /// An array value: summarised as "[n items]"; with `keep`, an array of strings is
+        /// also returned whole (nil for other element types).
+        mutating func array(depth: Int, keep: Bool) throws -> (summary: String, strings: [String]?) {
+            guard depth < 2 else { throw GGUFError(reason: "nested arrays too deep") }
+            let et = try u32()
+            let n = try u64()
+            guard n < 10_000_000 else { throw GGUFError(reason: "array of \(n) elements in metadata") }
+            var kept: [String]? = nil
+            if et == 8 {
+                // Vocabularies: skipped by length, no strings made (unless kept).
+                if keep { kept = [] }
+                for _ in 0..<n {
+                    let len = try u64()
+                    guard len < 16 << 20 else { throw GGUFError(reason: "string of \(len) bytes in metadata") }
+                    let b = try bytes(Int(len))
+                    if keep { kept?.append(String(decoding: b, as: UTF8.self)) }
+                }
+            } else if let width = Reader.widths[et] {
+                let (total, overflow) = Int(n).multipliedReportingOverflow(by: width)
+                guard !overflow else { throw GGUFError(reason: "array of \(n) elements in metadata") }
+                _ = try bytes(total)
+            } else {
+                for _ in 0..<n { _ = try value(type: et, depth: depth + 1) }
+            }
+            return ("[\(n) items]", kept)
         }
     }
 }

@@ -19,6 +19,8 @@ public struct ResolvedOptions: Sendable, CarriesGenerationSettings {
     /// The request's `refresh`: every analysis cache read it would make is skipped (its
     /// results are still written).
     public var refresh = false
+    /// The request kept a language its model does not write well (`provenance.languageRisk`).
+    public var languageRisk: LanguageRisk? = nil
 
     public init(_ o: GenerationOptions?, defaultTemperature: Double = 0.3, defaultMaxTokens: Int = 512, seed defaultSeed: UInt32 = 42) {
         let d = SamplingOptions()
@@ -57,6 +59,7 @@ public struct ResolvedOptions: Sendable, CarriesGenerationSettings {
                                                     minP: s.sampling.minP, repeatPenalty: s.sampling.repeatPenalty, maxTokens: s.maxTokens),
                            seed: Int(s.seed))
         if s.deterministic { p.deterministic = true }
+        p.languageRisk = languageRisk
         p.model = engine.name
         engine.describe(&p)
         return p

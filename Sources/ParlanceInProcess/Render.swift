@@ -28,6 +28,14 @@ public enum Render {
         return lines
     }
 
+    /// What a result says of its language, for people: the fallback it took (`fallbackFrom`)
+    /// or the risk it kept (`provenance.languageRisk`); empty when it wrote as asked.
+    public static func languageNotes(_ r: JSONValue) -> [String] {
+        if let risk = r["provenance"]?["languageRisk"]?["message"]?.stringValue { return [risk] }
+        guard let from = r["fallbackFrom"]?.stringValue, let used = r["language"]?.stringValue else { return [] }
+        return ["written in \(used), not \(from), which the model does not write well (--language-fallback keep writes \(from) anyway)"]
+    }
+
     public static func summary(_ r: JSONValue) -> String {
         var s = (r["summary"]?.stringValue ?? "") + "\n"
         s += list("Main topics", r["mainTopics"], bullet: "•")

@@ -17,6 +17,7 @@ public struct DocumentInput: GenerationInput {
     public var text: String?
     public var uri: String?
     public var language: String?
+    public var languageFallback: LanguageFallback?
     public var instructions: String?
     public init(text: String? = nil, uri: String? = nil, language: String? = nil, instructions: String? = nil) {
         self.text = text
@@ -27,7 +28,8 @@ public struct DocumentInput: GenerationInput {
     public static let schemaHints: [String: SchemaHint] = [
         "text": SchemaHint(description: "The transcript (SRT and WebVTT are recognised; plain text is split into paragraphs). Give text or uri."),
         "uri": SchemaHint(description: "An open document (document/open)."),
-        "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input; unsupported ones fall back, reported in fallbackFrom."),
+        "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input; one the model does not write well falls back, reported in fallbackFrom (see languageFallback)."),
+        "languageFallback": .languageFallback,
         "instructions": .analysisInstructions,
         "workDoneToken": SchemaHint(description: "LSP work-done token: progress percentages and streamed output arrive as $/progress."),
     ]

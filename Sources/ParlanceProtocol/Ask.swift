@@ -15,6 +15,7 @@ public enum AskStream: GeneratingMethod {
         public var question: String
         public var sessionId: String?
         public var language: String?
+        public var languageFallback: LanguageFallback?
         public static let controls = GenerationControls.Key.allCases
         public static let schemaHints: [String: SchemaHint] = [
             "uri": SchemaHint(description: "An open document (document/open). Give uri, uris or text; a follow-up (sessionId) may give none and continues on its conversation's document or documents."),
@@ -24,6 +25,7 @@ public enum AskStream: GeneratingMethod {
             "question": SchemaHint(minLength: 1, maxLength: 2000),
             "sessionId": SchemaHint(description: "A previous answer's sessionId: this question is a follow-up in that conversation (its KV state is reused)."),
             "language": SchemaHint(description: "Answer language (BCP-47). Default: the document's."),
+            "languageFallback": .languageFallback,
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens.", minimum: 64, maximum: 1024),
             "workDoneToken": SchemaHint(description: "LSP work-done token: the answer text streams as $/progress `delta`s."),
             "refresh": SchemaHint(description: "A first question: answer it again instead of from the analysis cache; the new answer replaces the cached one. Default false."),

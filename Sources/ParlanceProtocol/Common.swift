@@ -70,6 +70,8 @@ public struct Provenance: Codable, Sendable, Hashable, Schematic {
     public var seed: Int
     /// Present (true) when the request ran with `deterministic`.
     public var deterministic: Bool? = nil
+    /// Present when the request kept a language the model does not write well (`languageFallback: keep`).
+    public var languageRisk: LanguageRisk? = nil
     public init(modelSha256: String, templateSha256: String, sampler: SamplerSettings, seed: Int) {
         self.modelSha256 = modelSha256
         self.templateSha256 = templateSha256

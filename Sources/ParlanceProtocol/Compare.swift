@@ -35,9 +35,11 @@ public enum AnalyzeCompare: GeneratingMethod {
     public struct Input: GenerationInput {
         public var documents: [CompareDocument]
         public var language: String?
+        public var languageFallback: LanguageFallback?
         public static let schemaHints: [String: SchemaHint] = [
             "documents": SchemaHint(description: "2-8 documents, each by uri or text.", minItems: 2, maxItems: 8),
             "language": DocumentInput.schemaHints["language"]!,
+            "languageFallback": .languageFallback,
         ]
     }
     public struct Result: Codable, Sendable, Schematic {

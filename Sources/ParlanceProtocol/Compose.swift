@@ -125,6 +125,7 @@ public enum ComposeVariations: GeneratingMethod {
         public var count: Int?
         public var instructions: String?
         public var language: String?
+        public var languageFallback: LanguageFallback? = nil
         public var exactFacts: Bool? = nil
         public var ephemeral: Bool?
         public init(text: String, tones: [Tone]? = nil, audience: Audience? = nil, count: Int? = nil, instructions: String? = nil,
@@ -145,6 +146,7 @@ public enum ComposeVariations: GeneratingMethod {
             "count": SchemaHint(description: "How many variations (default: one per tone). More than the tones cycles through them with new seeds; fewer is an error.", minimum: 1, maximum: 8),
             "instructions": SchemaHint(description: "Extra instructions for every variation, e.g. \"mention the new date\".", maxLength: 1000),
             "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the text."),
+            "languageFallback": .languageFallback,
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens per variation. Default: 1.5 x the selection + 32 tokens, at least 64, shrunk so all variations fit the context together.", minimum: 16, maximum: 2048),
             "temperature": SchemaHint(description: "Default 0.4 (the small default model stays closer to the facts when cool).", minimum: 0, maximum: 2),
             "seed": SchemaHint(description: "Base seed (variation i uses seed + i). Same input and seed = same output; a new seed gives alternatives (redo).", minimum: 0, maximum: 4_294_967_295),

@@ -20,20 +20,24 @@ public struct DocumentInfo: Codable, Sendable, Schematic {
     public var format: DocumentFormat
     public var segments: Int
     public var durationSeconds: Double?
+    /// Each person once, by canonical name (the first full form the transcript used).
     public var speakers: [String]
+    /// The same people with the other labels the transcript used for them.
+    public var people: [SpeakerInfo]
     public var tokens: Int?
     public var bytes: Int
     public var language: String
     public var contentHash: String
     public var warnings: [ParseWarningInfo]
-    public init(uri: String, version: Int, format: DocumentFormat, segments: Int, durationSeconds: Double?, speakers: [String],
+    public init(uri: String, version: Int, format: DocumentFormat, segments: Int, durationSeconds: Double?, people: [SpeakerInfo],
                 tokens: Int?, bytes: Int, language: String, contentHash: String, warnings: [ParseWarningInfo]) {
         self.uri = uri
         self.version = version
         self.format = format
         self.segments = segments
         self.durationSeconds = durationSeconds
-        self.speakers = speakers
+        self.speakers = people.map(\.name)
+        self.people = people
         self.tokens = tokens
         self.bytes = bytes
         self.language = language
@@ -41,6 +45,8 @@ public struct DocumentInfo: Codable, Sendable, Schematic {
         self.warnings = warnings
     }
     public static let schemaHints: [String: SchemaHint] = [
+        "speakers": SchemaHint(description: "Each person once, in order of first appearance, by the name segments carry: a first name used after a full name (\"Bekah\" after \"Bekah Hawrot Weigel\") is the same person, listed once under the full name."),
+        "people": SchemaHint(description: "`speakers` with the other labels the transcript used for each person (`aliases`), as document/segments lists them."),
         "tokens": SchemaHint(description: "Token count from the model's own tokenizer (absent when no model is loaded)."),
         "language": SchemaHint(description: "Detected (or given) language of the text."),
         "warnings": SchemaHint(description: "Malformed cues, with 1-based line numbers; parsing continued past them."),

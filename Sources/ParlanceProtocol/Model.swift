@@ -31,6 +31,9 @@ public enum ModelStatus: RPCMethod {
         /// The daemon's resident set size now (every model, cache and buffer), beside each
         /// model's `memory`.
         public var residentBytes: Int?
+        /// The output languages the model writes well, and where that came from; a request
+        /// for another falls back unless it says `languageFallback: keep`.
+        public var languages: ModelLanguages? = nil
         public init(availability: Availability, reason: UnavailableReason? = nil, message: String? = nil,
                     model: ModelDescription? = nil, engine: EngineState? = nil, caches: CacheState? = nil, devices: [Device]? = nil) {
             self.devices = devices

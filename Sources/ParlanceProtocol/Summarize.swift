@@ -10,6 +10,7 @@ public enum Summarize: DocumentAnalysis {
         public var text: String?
         public var uri: String?
         public var language: String?
+        public var languageFallback: LanguageFallback?
         public var instructions: String?
         public init(text: String? = nil, uri: String? = nil, language: String? = nil, instructions: String? = nil) {
             self.text = text
@@ -24,6 +25,7 @@ public enum Summarize: DocumentAnalysis {
             "text": SchemaHint(description: "The text to summarize (SRT and WebVTT are recognised). Give text or uri."),
             "uri": SchemaHint(description: "An open document (document/open)."),
             "language": SchemaHint(description: "Output language (BCP-47). Default: detected from the input."),
+            "languageFallback": .languageFallback,
             "instructions": .analysisInstructions,
             "maxTokens": SchemaHint(description: "Upper bound on generated tokens for the summary.", minimum: 64, maximum: 2048),
         ]

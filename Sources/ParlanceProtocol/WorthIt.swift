@@ -70,6 +70,7 @@ public enum AnalyzeWorthIt: DocumentAnalysis {
         public var uri: String?
         public var comments: [String]?
         public var language: String?
+        public var languageFallback: LanguageFallback?
         public var instructions: String?
         public static let schemaHints: [String: SchemaHint] = DocumentInput.schemaHints.merging([
             "comments": SchemaHint(description: "Up to 50 viewer comments (the seed's top comments).", maxItems: 50, minLength: 1, maxLength: 2000),

@@ -22,7 +22,7 @@ public struct ServerOptions: Sendable {
 /// list, progress, cancellation. Every request gets exactly one response.
 public final class Server: Sendable {
     public static let version = "0.1.0"
-    public static let protocolVersion = "1.10"
+    public static let protocolVersion = "1.11"
 
     let connection: Connection
     let log: Logger

@@ -135,16 +135,21 @@ final class AskTests: XCTestCase {
         XCTAssertEqual(near["verification"]?["issues"]?.arrayValue?.first?["code"], "notAnswered")
         XCTAssertEqual(near["usage"]?["generatedTokens"], 0)
         assertNoModelWork(d.progress(token: "nm"), "a near miss the evidence rules out")
-        // In French when asked in French: the fallback message is localized, never silent.
-        let fr = try ask(["uri": .string(Self.uri), "question": "Quelle est la recette des lasagnes aux épinards ?", "language": "fr"])
+        // The default model's file names English only (general.languages): French falls back
+        // to English, visibly; kept (languageFallback: keep), the answer is in French, the
+        // not-found message localized, and the risk said in the provenance.
+        let question = "Quelle est la recette des lasagnes aux épinards ?"
+        let fellBack = try ask(["uri": .string(Self.uri), "question": .string(question), "language": "fr"])
+        XCTAssertEqual(fellBack["language"], "en-us")
+        XCTAssertEqual(fellBack["fallbackFrom"], "fr")
+        let fr = try ask(["uri": .string(Self.uri), "question": .string(question), "language": "fr", "languageFallback": "keep"])
         XCTAssertEqual(fr["found"], false)
         XCTAssertEqual(fr["language"], "fr-fr")
+        XCTAssertNil(fr["fallbackFrom"])
         XCTAssertEqual(fr["answer"], "Introuvable dans le document.")
-        // An unsupported variant falls back visibly: Nynorsk to Bokmål, Swedish to British English.
-        let nn = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "language": "nn-NO"])
-        XCTAssertEqual(nn["language"], "nb-no")
-        XCTAssertEqual(nn["fallbackFrom"], "nn-no")
-        XCTAssertEqual(nn["answer"], "Ikke funnet i dokumentet.")
+        XCTAssertEqual(fr["provenance"]?["languageRisk"]?["fallbackWouldUse"], "en-us")
+        XCTAssertEqual(fr["provenance"]?["languageRisk"]?["source"], "gguf")
+        // Swedish falls back to the table's choice, British English, which the model writes.
         let sv = try ask(["uri": .string(Self.uri), "question": "What is the best recipe for spinach lasagna?", "language": "sv-SE"])
         XCTAssertEqual(sv["language"], "en-gb")
         XCTAssertEqual(sv["fallbackFrom"], "sv-se")

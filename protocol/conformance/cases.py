@@ -203,6 +203,7 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r["availability"] == "available" and r["state"] == "ready", r
     assert len(r["model"]["sha256"]) == 64
     assert r["engine"]["sequenceSlots"] >= 1
+    assert r["languages"]["source"] in ("config", "gguf", "default") and r["languages"]["writesWell"], r["languages"]
 
 
 @case("model/load")
@@ -360,6 +361,8 @@ def _(r: Any, p: Params, ctx: CaseContext) -> None:
     assert r["bytes"] == len(p["text"].encode("utf-8"))
     assert len(r["contentHash"]) == 64
     assert r["warnings"] == []
+    assert r["speakers"] == ["ALICE", "BOB"], r["speakers"]
+    assert r["people"] == [{"name": "ALICE", "aliases": []}, {"name": "BOB", "aliases": []}], r["people"]
 
 
 @case("document/change")

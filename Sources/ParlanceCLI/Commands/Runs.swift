@@ -230,6 +230,7 @@ extension Runs {
     static func checked(_ r: JSONValue, _ inv: Invocation, label: String? = nil) -> Int32 {
         let lines = Render.notPassed(r)
         for line in lines { inv.session.terminal.err("parlance: warning: " + (label.map { "\($0): " } ?? "") + line + "\n") }
+        for line in Render.languageNotes(r) { inv.session.terminal.err("parlance: note: " + (label.map { "\($0): " } ?? "") + line + "\n") }
         return inv.strict && !lines.isEmpty ? CLI.notPassed : 0
     }
 

@@ -6,8 +6,11 @@ import ParlanceJSON
 import ParlanceProtocol
 
 extension AnalysisJob {
-    /// Names in this job's transcript, for the list checks.
-    var names: Set<String> { ListItemRules.names(in: input.promptText, speakers: input.transcript.segments.compactMap(\.speaker)) }
+    /// Names in this job's transcript, for the list checks: its people by every name the
+    /// transcript gave them ("Bekah" as well as "Bekah Hawrot Weigel").
+    var names: Set<String> {
+        ListItemRules.names(in: input.promptText, speakers: input.transcript.people.flatMap { [$0.name] + $0.aliases })
+    }
 
     /// A list's size for this transcript: `usual`, or fewer when it has fewer sentences.
     func listSize(_ usual: ClosedRange<Int>) -> ListSize {

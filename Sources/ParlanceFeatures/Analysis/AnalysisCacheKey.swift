@@ -29,7 +29,9 @@ extension AnalysisCache {
             for k in ["workDoneToken", "text", "uri", "refresh"] { p[k] = nil }
             // The instructions as the prompt has them: blank is none, surrounding spaces say nothing.
             p["instructions"] = AnalysisJob.instructions(p["instructions"]?.stringValue).map { .string($0) }
-            if input.language.fallbackFrom == nil { p["language"] = nil }
+            if input.language.fallbackFrom == nil, input.language.kept == nil { p["language"] = nil }
+            // `keep` says something only when it kept a language (its result carries a languageRisk).
+            if input.language.kept == nil { p["languageFallback"] = nil }
             // An ablation run's results are its own (`Ablation`).
             if !Ablation.disabled.isEmpty { p["disabledChecks"] = .string(Ablation.disabled.sorted().joined(separator: ",")) }
             self.init(method: method, content: input.contentHash, settings: p, language: input.language.language, model: engine.identity,

@@ -82,18 +82,33 @@ public struct AnalysisInput: Sendable {
         return n
     }
 
-    public var languageName: String { Languages.name(language.language) }
+    public var languageName: String { LanguageSupport.displayName(language.language) }
 
-    public static func resolve(text: String?, uri: String?, language: String?, ctx: RequestContext) async throws -> AnalysisInput {
+    /// `provenance.languageRisk` when the language was kept though the model does not write it well.
+    public var languageRisk: LanguageRisk? { language.risk(source: languageSource) }
+    /// Where the model's languages came from (for `languageRisk`).
+    public var languageSource: LanguageSource = .default
+
+    /// `model`: the request's model (a registry name), whose languages the output language
+    /// is resolved against (`model/status`'s `languages`).
+    public static func resolve(text: String?, uri: String?, language: String?, fallback: LanguageFallback?, model: String,
+                               ctx: RequestContext) async throws -> AnalysisInput {
         try checkSource(text: text, uri: uri)
+        let languages = ctx.services.models.languages(model)
+        var input: AnalysisInput
         if let text {
             let parsed = try parse(text)
-            return AnalysisInput(transcript: parsed, contentHash: SHA256Hex.of(text), language: try resolveLanguage(language, parsed), uri: nil)
+            input = AnalysisInput(transcript: parsed, contentHash: SHA256Hex.of(text),
+                                  language: try resolveLanguage(language, parsed, languages: languages, fallback: fallback), uri: nil)
+        } else {
+            let uri = uri ?? ""
+            guard let doc = await ctx.document(uri) else { throw ErrorMapping.notFound("document", uri) }
+            input = AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
+                                  language: try resolveLanguage(language ?? doc.language, doc.transcript, languages: languages, fallback: fallback),
+                                  uri: uri)
         }
-        let uri = uri ?? ""
-        guard let doc = await ctx.document(uri) else { throw ErrorMapping.notFound("document", uri) }
-        return AnalysisInput(transcript: doc.transcript, contentHash: doc.contentHash,
-                             language: try resolveLanguage(language ?? doc.language, doc.transcript), uri: uri)
+        input.languageSource = languages.source
+        return input
     }
 
     /// Exactly one of `text` and `uri`, else a precise -32602.
@@ -114,25 +129,9 @@ public struct AnalysisInput: Sendable {
         }
     }
 
-    static func resolveLanguage(_ requested: String?, _ t: ParsedTranscript) throws -> LanguageSupport.Resolution {
-        let tag = requested ?? LanguageDetector.detect(String(t.plainText.prefix(4000))).code
-        guard let r = LanguageSupport.resolve(tag) else {
-            throw ErrorMapping.unsupportedLanguage(tag, supported: LanguageSupport.supported)
-        }
-        return r
-    }
-}
-
-enum Languages {
-    static func name(_ tag: String) -> String {
-        let names = ["en": "English", "fr": "French", "de": "German", "it": "Italian", "pt": "Portuguese", "es": "Spanish",
-                     "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "nb": "Norwegian Bokmål"]
-        let base = String(tag.split(separator: "-").first ?? "en")
-        var n = names[base] ?? "English"
-        if tag == "en-gb" { n = "British English" }
-        if tag == "pt-br" { n = "Brazilian Portuguese" }
-        if tag == "zh-hans" { n = "Simplified Chinese" }
-        return n
+    static func resolveLanguage(_ requested: String?, _ t: ParsedTranscript, languages: ModelLanguages,
+                                fallback: LanguageFallback?) throws -> LanguageSupport.Resolution {
+        try OutputLanguage.resolve(requested ?? LanguageDetector.detect(String(t.plainText.prefix(4000))).code, languages: languages, fallback: fallback)
     }
 }
 

@@ -11,6 +11,7 @@ protocol DocumentRequest: GenerationInput {
     var text: String? { get set }
     var uri: String? { get set }
     var language: String? { get set }
+    var languageFallback: LanguageFallback? { get set }
     var instructions: String? { get set }
 }
 extension DocumentInput: DocumentRequest {}
@@ -59,10 +60,12 @@ struct AnalysisJob: Sendable {
     }
 
     static func start(_ method: String, _ p: GenerationParams<some DocumentRequest>, maxTokens: Int, ctx: RequestContext) async throws -> AnalysisJob {
-        let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, ctx: ctx)
+        let input = try await AnalysisInput.resolve(text: p.text, uri: p.uri, language: p.language, fallback: p.languageFallback,
+                                                    model: try ctx.modelName(), ctx: ctx)
         let engine = try await ctx.engine()
         _ = try input.checkedTokenCount(engine, path: p.uri == nil ? "text" : "uri")
-        let options = ResolvedOptions(p.controls, maxTokens: maxTokens, defaultTemperature: 0.2)
+        var options = ResolvedOptions(p.controls, maxTokens: maxTokens, defaultTemperature: 0.2)
+        options.languageRisk = input.languageRisk
         return AnalysisJob(input: input, engine: engine, options: options, ctx: ctx,
                            cacheKey: AnalysisCache.Key(method: method, input: input, params: p, engine: engine),
                            attempts: Attempts(verify: p.verify, maxAttempts: p.maxAttempts), instructions: instructions(p.instructions))

@@ -23,7 +23,8 @@ public enum Compare {
         let titles = uniqueTitles(p.documents)
         let key = cacheKey(p, inputs: inputs, engine: engine)
         if p.refresh != true, let hit: AnalyzeCompare.Result = await AnalysisCache.cachedResult(key, ctx: ctx) { return hit }
-        let options = ResolvedOptions(p.controls, maxTokens: nil, defaultTemperature: 0.2)
+        var options = ResolvedOptions(p.controls, maxTokens: nil, defaultTemperature: 0.2)
+        options.languageRisk = inputs[0].languageRisk
         let (digests, documents, mapped) = try await summarizeEach(p, titles: titles, inputs: inputs, ctx: ctx)
         let (draft, reduced) = try await compareSummaries(digests, language: inputs[0], engine: engine, options: options, titles: titles, ctx: ctx)
         var content = verified(draft, titles: titles, verify: Attempts(verify: p.verify, maxAttempts: p.maxAttempts).verify)
@@ -45,7 +46,7 @@ public enum Compare {
         for (i, d) in p.documents.enumerated() {
             do {
                 let input = try await AnalysisInput.resolve(text: d.text, uri: d.uri, language: p.language ?? inputs.first?.language.language,
-                                                            ctx: ctx)
+                                                            fallback: p.languageFallback, model: engine.name, ctx: ctx)
                 _ = try input.checkedTokenCount(engine, path: "documents[\(i)]")
                 inputs.append(input)
             } catch var e as ResponseError {
@@ -91,6 +92,7 @@ public enum Compare {
             try Task.checkCancellation()
             let sub = ctx.with(progress: ctx.progress.remapped((80 * i / n)...(80 * (i + 1) / n), part: "document-\(i)"))
             var params = Summarize.Params(Summarize.Input(text: d.text, uri: d.uri, language: inputs[0].language.language))
+            params.languageFallback = p.languageFallback  // a kept language is kept in each summary too
             params.temperature = p.temperature
             params.topP = p.topP
             params.topK = p.topK

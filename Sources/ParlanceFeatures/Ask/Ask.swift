@@ -108,10 +108,15 @@ public enum Ask {
         return { [uri, uris] in
             var session = claimed
             do {
-                let input = if let uris { try await AskDocuments.input(uris: uris, language: p.language, ctx: ctx) }
-                    else { try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, ctx: ctx) }
+                let input = if let uris {
+                    try await AskDocuments.input(uris: uris, language: p.language, fallback: p.languageFallback, model: session.model, ctx: ctx)
+                } else {
+                    try await AnalysisInput.resolve(text: p.text, uri: uri, language: p.language, fallback: p.languageFallback,
+                                                    model: session.model, ctx: ctx)
+                }
                 let engine = try await ctx.engine(model: session.model)
                 var options = ResolvedOptions(p.controls, maxTokens: p.maxTokens ?? 200, defaultTemperature: 0.2)
+                options.languageRisk = input.languageRisk
                 options.copiesText = true  // quotes the segments shown
                 let result = try await answer(p, input: input, engine: engine, options: options, session: &session, ctx: ctx)
                 await store.release(session)

@@ -125,7 +125,8 @@ struct AskDocuments: Sendable {
 extension AskDocuments {
     /// `uris` as one input: each an open document (the first unknown one is named), the
     /// answer language the one asked for, else the first document's.
-    static func input(uris: [String], language: String?, ctx: RequestContext) async throws -> AnalysisInput {
+    static func input(uris: [String], language: String?, fallback: LanguageFallback?, model: String, ctx: RequestContext) async throws -> AnalysisInput {
+        let languages = ctx.services.models.languages(model)
         var docs: [OpenDocument] = []
         for (i, uri) in uris.enumerated() {
             guard let d = await ctx.document(uri) else { throw unknown(uri, at: i) }
@@ -133,9 +134,12 @@ extension AskDocuments {
         }
         let set = AskDocuments(docs.map { ($0.uri, $0.transcript) })
         let first = docs[0]
-        return AnalysisInput(documents: set, contentHash: contentHash(docs.map { ($0.uri, $0.contentHash) }),
-                             language: try AnalysisInput.resolveLanguage(language ?? first.language, first.transcript),
-                             format: first.transcript.format)
+        var input = AnalysisInput(documents: set, contentHash: contentHash(docs.map { ($0.uri, $0.contentHash) }),
+                                  language: try AnalysisInput.resolveLanguage(language ?? first.language, first.transcript,
+                                                                              languages: languages, fallback: fallback),
+                                  format: first.transcript.format)
+        input.languageSource = languages.source
+        return input
     }
 
     /// `uris` given with `uri` or `text`, or naming a document twice: a precise -32602.

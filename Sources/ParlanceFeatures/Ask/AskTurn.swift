@@ -122,6 +122,7 @@ extension Ask {
             "maxAttempts": .int(attempts.maxAttempts), "answerability": 1,
         ]
         for (k, v) in options.chosenSampling { settings[k] = v }
+        if options.languageRisk != nil { settings["languageFallback"] = "keep" }
         return Turn(question: question, number: s.turns.count / 2 + 1, previous: convo.exchanges.last?.question ?? "", convo: convo,
                     cacheKey: AnalysisCache.Key(method: AskStream.name, content: input.contentHash, settings: settings,
                                                 language: input.language.language, model: engine.identity, uri: input.uri, modelName: engine.name),

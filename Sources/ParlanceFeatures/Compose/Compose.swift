@@ -30,17 +30,19 @@ public enum Compose {
         let started = ContinuousClock.now
         let selection = try nonEmpty(p.text)
         let tones = try plan(tones: p.tones, count: p.count)
-        let language = try resolveLanguage(p.language, selection)
+        let languages = ctx.services.models.languages(try ctx.modelName())
+        let language = try resolveLanguage(p.language, selection, languages: languages, fallback: p.languageFallback)
         let analysis = ComposeAnalyzer.analyze(p.text)
         let audience = p.audience ?? analysis.detectedAudience
         let engine = try await ctx.engine()
-        let languageName = Languages.name(language.language)
+        let languageName = LanguageSupport.displayName(language.language)
         let prompts = self.prompts(selection: selection, tones: tones, audience: audience, instructions: p.instructions,
                                    languageName: languageName, engine: engine)
         let shared = prompts.count > 1 ? commonPrefix(prompts) : 0
         let maxTokens = try budget(p.maxTokens, selection: selection, prompts: prompts, shared: shared, engine: engine)
         let baseSeed = UInt32(truncatingIfNeeded: p.seed ?? 42)
-        let baseOptions = options(p, seed: baseSeed, maxTokens: maxTokens, selection: selection)
+        var baseOptions = options(p, seed: baseSeed, maxTokens: maxTokens, selection: selection)
+        baseOptions.languageRisk = language.risk(source: languages.source)
         ctx.progress(.init(kind: .report, message: "analysed the selection", phase: .prompt, part: "analysis",
                            partial: try? JSONValue(encoding: analysis)))
 
@@ -188,8 +190,12 @@ public enum Compose {
         }
         var options = ResolvedOptions(p.controls, maxTokens: maxTokens, seed: p.seed ?? parent.seed, defaultTemperature: 0.4)
         options.copiesText = true  // the refined variation
+        // The entry's language goes on as it was written; kept in a language this model does
+        // not write well, the refinement says so too.
+        let languages = ctx.services.models.languages(engine.name)
+        options.languageRisk = try OutputLanguage.resolve(entry.language, languages: languages, fallback: .keep).risk(source: languages.source)
         let attempts = Attempts(verify: p.verify, maxAttempts: p.maxAttempts)
-        let languageName = Languages.name(entry.language)
+        let languageName = LanguageSupport.displayName(entry.language)
         let facts = Facts.extract(entry.text).map(\.text)
         let instructions = ComposePrompt.instructionTexts(tone: parent.tone, audience: parent.audience, languageName: languageName)
             + [ComposePrompt.refinement(instruction)]
@@ -216,11 +222,12 @@ public enum Compose {
     public static func prewarm(_ p: ComposeVariations.Params, _ ctx: RequestContext) async throws -> Usage {
         let selection = p.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !selection.isEmpty else { return .zero }
-        let language = try resolveLanguage(p.language, selection)
+        let languages = ctx.services.models.languages(try ctx.modelName())
+        let language = try resolveLanguage(p.language, selection, languages: languages, fallback: p.languageFallback)
         let audience = p.audience ?? ComposeAnalyzer.analyze(p.text).detectedAudience
         let engine = try await ctx.engine()
         let prompts = self.prompts(selection: selection, tones: [.formal, .casual], audience: audience, instructions: p.instructions,
-                                   languageName: Languages.name(language.language), engine: engine)
+                                   languageName: LanguageSupport.displayName(language.language), engine: engine)
         return try await evaluatePrefix(prompts, shared: commonPrefix(prompts), engine: engine, progress: .none)
     }
 
@@ -250,10 +257,9 @@ public enum Compose {
         return (0..<n).map { tones[$0 % tones.count] }
     }
 
-    static func resolveLanguage(_ requested: String?, _ text: String) throws -> LanguageSupport.Resolution {
-        let tag = requested ?? LanguageDetector.detect(String(text.prefix(4000))).code
-        guard let r = LanguageSupport.resolve(tag) else { throw ErrorMapping.unsupportedLanguage(tag, supported: LanguageSupport.supported) }
-        return r
+    static func resolveLanguage(_ requested: String?, _ text: String, languages: ModelLanguages,
+                                fallback: LanguageFallback?) throws -> LanguageSupport.Resolution {
+        try OutputLanguage.resolve(requested ?? LanguageDetector.detect(String(text.prefix(4000))).code, languages: languages, fallback: fallback)
     }
 
     /// maxTokens per variation, checked before any generation: each prompt plus its

@@ -1,3 +1,4 @@
+import ParlanceDocuments
 import ParlanceEngine
 import ParlanceProtocol
 
@@ -144,7 +145,7 @@ enum ComposePrompt {
         guard let parentId = v.parentId, let instruction = v.instruction,
               let parent = entry.variations.first(where: { $0.id == parentId }) else {
             return messages(text: entry.text.trimmingCharacters(in: .whitespacesAndNewlines), tone: v.tone, audience: v.audience,
-                            instructions: entry.instructions, languageName: Languages.name(entry.language))
+                            instructions: entry.instructions, languageName: LanguageSupport.displayName(entry.language))
         }
         return conversation(for: parent, in: entry) + [ChatMessage(.assistant, parent.text), ChatMessage(.user, refinement(instruction))]
     }

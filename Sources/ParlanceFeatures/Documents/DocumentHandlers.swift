@@ -43,12 +43,15 @@ public enum DocumentHandlers {
 
     static func info(_ d: OpenDocument) -> DocumentInfo {
         let segs = d.transcript.segments
-        var speakers: [String] = []
-        for s in segs { if let sp = s.speaker, !speakers.contains(sp) { speakers.append(sp) } }
         return DocumentInfo(
             uri: d.uri, version: d.version, format: DocumentFormat(rawValue: d.transcript.format.rawValue) ?? .text,
-            segments: segs.count, durationSeconds: segs.compactMap(\.end).max(), speakers: speakers, tokens: d.tokenCount,
+            segments: segs.count, durationSeconds: d.transcript.duration, people: d.transcript.people.map(SpeakerInfo.init), tokens: d.tokenCount,
             bytes: d.text.utf8.count, language: d.language ?? "en", contentHash: d.contentHash,
             warnings: d.transcript.warnings.map { ParseWarningInfo(line: $0.line, message: $0.message) })
     }
+}
+
+extension SpeakerInfo {
+    /// A person of a parsed transcript as the protocol lists them.
+    init(_ s: Speaker) { self.init(name: s.name, aliases: s.aliases) }
 }

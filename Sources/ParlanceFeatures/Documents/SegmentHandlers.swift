@@ -45,6 +45,6 @@ public enum SegmentHandlers {
         return .init(uri: p.uri, version: version, format: DocumentFormat(rawValue: t.format.rawValue) ?? .text, contentHash: contentHash,
                      total: total, offset: offset, nextOffset: end < total ? end : nil, segments: segments,
                      text: p.includeText ?? true ? t.plainText : nil,
-                     speakers: t.people.map { SpeakerInfo(name: $0.name, aliases: $0.aliases) }, durationSeconds: t.duration)
+                     speakers: t.people.map(SpeakerInfo.init), durationSeconds: t.duration)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ParlanceDocuments
 import ParlanceEngine
 import ParlanceJSON
 import ParlanceMCP
@@ -106,7 +107,11 @@ public struct ConfigFile: Codable, Sendable, Schematic {
         /// A pool's stream cut after its first tokens continues on another endpoint of the
         /// same model (default false: it ends with -32011 and its partial).
         public var continueOnFailure: Bool?
+        /// The output languages the model writes well (BCP-47), over what its file says
+        /// (`general.languages`) and the fixed table.
+        public var languages: [String]?
         public static let schemaHints: [String: SchemaHint] = [
+            "languages": SchemaHint(description: "The output languages the model writes well, as BCP-47 tags (sv, en-gb; a bare language covers its regions). Over the model file's general.languages; without either, Parlance's fixed table. A request for another language falls back to one of these unless it says languageFallback: keep.", minItems: 1, minLength: 2, maxLength: 64),
             "endpoints": SchemaHint(description: "A pool: the OpenAI-compatible endpoints that serve this one model; each call goes to the one where it costs least.", minItems: 1),
             "healthCheckSeconds": SchemaHint(minimum: 0.1, maximum: 3600),
             "failureThreshold": SchemaHint(minimum: 1, maximum: 100),
@@ -155,6 +160,9 @@ public struct ConfigFile: Codable, Sendable, Schematic {
             throw Problem(description: "config file \(path): mcpServers.\(name): \(MCPServerNames.rule)")
         }
         for (name, m) in file.models ?? [:] {
+            if let bad = LanguageSupport.normalize(m.languages ?? []).invalid.first {
+                throw Problem(description: "config file \(path): models.\(name).languages: '\(bad)' is not a BCP-47 language tag (e.g. sv, en-gb)")
+            }
             guard [m.path != nil, m.url != nil, m.endpoints != nil].filter({ $0 }).count == 1 else {
                 throw Problem(description: "config file \(path): models.\(name) needs exactly one of path (a GGUF file), url (a remote server) and endpoints (a pool of remote servers)")
             }
@@ -238,6 +246,7 @@ public struct RegistryBuilder: Sendable {
             var m = RegisteredModel(name: name, engine: engine, keepAlive: keepAlive ?? keep ?? defaultKeep, remote: remote,
                                     storeName: ModelCatalogue.isStoreName(engine.modelPath) ? engine.modelPath : nil)
             m.pool = pool
+            m.languages = entry?.languages.map { LanguageSupport.normalize($0).tags }
             if let i = models.firstIndex(where: { $0.name == name }) { models[i] = m } else { models.append(m) }
         }
         for (name, entry) in (file?.models ?? [:]).sorted(by: { $0.key < $1.key }) {

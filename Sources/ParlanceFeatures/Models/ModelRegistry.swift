@@ -223,6 +223,10 @@ public final class ModelRegistry: Sendable {
         public var estimatedBytes: Int
         /// When not loaded: why the file cannot be used (checked now), nil when it can.
         public var problem: EngineError?
+        /// The file's header, once read (nil: served elsewhere, or the file failed).
+        public var header: GGUFInfo? = nil
+        /// The output languages it writes well: the config file's, else its file's, else the table.
+        public var languages: ModelLanguages { .of(config: model.languages, gguf: header?.languages) }
     }
 
     /// One model's state; for an unloaded one the file is checked (its header read once).
@@ -247,7 +251,14 @@ public final class ModelRegistry: Sendable {
             }
         }
         return Snapshot(model: m, phase: s.phase, uses: s.uses, idle: s.lastUsed.map { ContinuousClock.now - $0 }, loads: s.loads,
-                        measured: s.measured, estimatedBytes: max(s.measured?.totalBytes ?? 0, Self.estimate(m, info)), problem: problem)
+                        measured: s.measured, estimatedBytes: max(s.measured?.totalBytes ?? 0, Self.estimate(m, info)), problem: problem,
+                        header: info)
+    }
+
+    /// The output languages model `name` writes well (its header read once, not loaded);
+    /// a name not registered gets the fixed table.
+    public func languages(_ name: String) -> ModelLanguages {
+        snapshot(name)?.languages ?? .table
     }
 
     /// What the budget counts for the loaded models.

@@ -118,6 +118,8 @@ public enum Models {
         var result = if let p = s.models.pools[name] { await poolAvailability(p, check: checkRemote) }
             else if checkRemote, let r = s.models.remotes[name] { await remoteAvailability(r) } else { availability(s, name) }
         result.caches = await caches(s)
+        // What a client may ask for before it calls (an unknown name has none).
+        result.languages = s.models.snapshot(name)?.languages
         let machine = machineReading()
         result.residentBytes = machine.residentBytes
         result.devices = machine.devices

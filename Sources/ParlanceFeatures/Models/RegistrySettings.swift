@@ -23,6 +23,9 @@ public struct RegisteredModel: Sendable {
     /// What the store keeps with the model (Ollama's `.system` and `.params` layers): a
     /// session created without instructions or sampling options takes these.
     public var storeDefaults: StoreDefaults? = nil
+    /// The output languages it writes well, as the config file says (normalized tags); nil:
+    /// its file's `general.languages`, else the fixed table (`ModelLanguages.of`).
+    public var languages: [String]? = nil
     public init(name: String, engine: EngineConfig, keepAlive: Double, remote: OpenAIEndpoint? = nil, storeName: String? = nil) {
         self.remote = remote
         self.storeName = storeName
