@@ -114,40 +114,6 @@ final class ComposeUnitTests: XCTestCase {
         // "Sie" opening a sentence is "she" or "they"; inside one, capitalised, it is the formal address.
         XCTAssertLessThan(Formality.score("Sie kommt am Montag. Das Paket ist groß.", language: "de"),
                           Formality.score("Kommen Sie am Montag. Das Paket ist groß.", language: "de"))
-        // The eval scores the peer's text with its Python port: the same numbers, and every
-        // word of every language's markers scored alike (each alone, and after a capital).
-        var items = texts.flatMap { [($0.0, $0.formal), ($0.0, $0.casual)] }
-        for (language, m) in FormalityMarkers.table.sorted(by: { $0.key < $1.key }) {
-            for w in (m.formal.union(m.casual).union(m.capitalizedFormal)).sorted() + m.casualPrefixes.map({ $0 + "inquiète" }) {
-                items += [(language, "Nous " + w + " avons vu la maison hier soir."), (language, w + " x.")]
-            }
-        }
-        let port = try XCTUnwrap(Self.pythonFormality(items))
-        XCTAssertEqual(port.count, items.count)
-        for (i, (language, text)) in items.enumerated() where i < port.count {
-            XCTAssertEqual(port[i], Formality.score(text, language: language), "\(language): \(text)")
-        }
-    }
-
-    /// Scores from eval/parlance_eval/formality.py, one per (language, text).
-    static func pythonFormality(_ items: [(String, String)]) -> [Double]? {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import json,sys; sys.path.insert(0, 'eval'); from parlance_eval.formality import formality; "
-                       + "print(json.dumps([formality(t, l) for l, t in json.load(sys.stdin)]))"]
-        p.currentDirectoryURL = root
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        guard (try? p.run()) != nil else { return nil }
-        let json = "[" + items.map { "[\(JSONValue.string($0.0).serialized()), \(JSONValue.string($0.1).serialized())]" }.joined(separator: ",") + "]"
-        input.fileHandleForWriting.write(Data(json.utf8))
-        try? input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0, let v = try? JSONParser.parse(data) else { return nil }
-        return v.arrayValue?.compactMap(\.doubleValue)
     }
 
     // MARK: Analysis
