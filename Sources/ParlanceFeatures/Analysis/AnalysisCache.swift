@@ -59,7 +59,11 @@ public actor AnalysisCache {
     /// fails; the extractive answer quotes only a passage that holds an answer; a rewrite's
     /// comment on itself is a refusal, and the examples' subjects ("quarterly review") are
     /// neither written nor passed.
-    public static let checksVersion = 28
+    /// 29 (issues 77, 80): the prompt's markup ("Part 1 (5:)", "Transcript:") is no title,
+    /// topic or summary; an audience is one description, not a sentence; an extractive quote
+    /// says more than the question, and for a question asking no kind of value does not pass;
+    /// chapter titles echoing the part notes' preamble fail.
+    public static let checksVersion = 29
 
     /// An entry as stored: the value and the checks version it was made under, what it is
     /// (`label`) and when it was made (seconds since 1970). Entries written before labels

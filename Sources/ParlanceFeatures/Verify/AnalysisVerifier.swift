@@ -180,7 +180,8 @@ public struct AnalysisVerifier: Sendable {
         for key in proseKeys {
             if let s = o[key]?.stringValue, !TextChecks.isLanguage(s) {
                 out.append(Finding(.degenerate, .proseNotLanguage(key: key, text: s), path: key))
-            } else if let s = o[key]?.stringValue, Self.copiesLines(s, speakers: speakerLabels) || TextChecks.placeholder(in: s, source: "") != nil {
+            } else if let s = o[key]?.stringValue, Self.copiesLines(s, speakers: speakerLabels) || TextChecks.placeholder(in: s, source: "") != nil
+                        || ListItemRules.promptMarkup(s, source: source?.text ?? "") {
                 out.append(Finding(.degenerate, .proseCopiesLine(key: key, text: s), path: key))
             } else if let s = o[key]?.stringValue, let (whole, fragment) = Self.cut(s), whole.isEmpty {
                 out.append(Finding(.degenerate, .proseCut(key: key, fragment: fragment), path: key))

@@ -16,6 +16,8 @@ extension Finding {
         /// The output is the selection unchanged (or, `revision`, the text it was asked to revise).
         case unchanged(revision: Bool)
         case factsMissing([String])
+        /// The rewrite keeps `kept` of the selection's `of` content words: it says something else.
+        case contentLost(kept: Int, of: Int)
         case factsNotInSelection([String])
         case length(words: Int, selectionWords: Int, bounds: ClosedRange<Double>)
         case tone(Tone, [ToneCheck.Failure])
@@ -116,6 +118,7 @@ extension Finding {
         case .loop(let run): "the output repeats itself (\"\(Finding.clip(run))\"); stopped while it streamed"
         case .unchanged(let revision): revision ? "the output is the text it was asked to revise, unchanged" : "the output is the selection unchanged"
         case .factsMissing(let facts): "facts of the selection missing or changed: " + facts.joined(separator: ", ")
+        case .contentLost(let kept, let of): "keeps \(kept) of the selection's \(of) content words: it says something else, not the selection"
         case .factsNotInSelection(let facts): "not in the selection: " + facts.joined(separator: ", ")
         case .length(let words, let selection, let bounds):
             "the output has \(words) words for a selection of \(selection) (outside \(bounds.lowerBound)–\(bounds.upperBound)×)"

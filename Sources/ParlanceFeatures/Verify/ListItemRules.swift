@@ -102,6 +102,18 @@ public enum ListItemRules {
         let n = " " + TextChecks.normalized(item) + " "
         return n.range(of: #" \d+ \d+ "#, options: .regularExpression) != nil && (n.contains(" takeaway") || n.contains(" topic"))
             || [" key takeaway", " main topic", " takeaways for", " your next project", " target audience", " engagement level"].contains { n.contains($0) }
+            || promptMarkup(item)
+    }
+
+    /// The prompt's own markup at the start of an output: a part note's label ("Part 1 (5:)
+    /// Bekah Hawrot Weigel" came back as a chapter title and opened a summary), the
+    /// transcript's heading ("Transcript: 25} and it's not just…"), or a field's name written
+    /// as a heading ("targetAudience**:"). Text that says such things itself is not held to it.
+    static func promptMarkup(_ text: String, source: String = "") -> Bool {
+        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let r = t.range(of: #"^(part \d+\s*[(:]|transcript\s*:|summary\s*:|(target ?audience|key ?takeaways|main ?topics|engagement ?level)\W*:)"#,
+                              options: [.regularExpression, .caseInsensitive]) else { return false }
+        return !source.localizedCaseInsensitiveContains(t[r])
     }
 
     /// Tags as the description asks: lowercase, one per item ("Eco-techs, TechMakers, Small
@@ -214,8 +226,23 @@ public enum ListItemRules {
         if names.contains(n) || (titleCase && fromText) || !TextChecks.isLanguage(audience) && words.count < 2 {
             return Finding(.audienceIsName, .audienceIsName(audience), path: "targetAudience")
         }
-        if !describesPeople(audience) { return Finding(.audienceIsName, .audienceNotPeople(audience), path: "targetAudience") }
+        if !describesPeople(audience) || !isDescription(audience) { return Finding(.audienceIsName, .audienceNotPeople(audience), path: "targetAudience") }
         return nil
+    }
+
+    /// Words an audience may take: "People interested in disability and accessibility" is
+    /// one, a sentence of the transcript is not.
+    static let audienceMaxWords = 18
+
+    /// A description of people, not a statement: one sentence, at most `audienceMaxWords`
+    /// words, no "I" or "me" ("1. The interview process has been filled with countless
+    /// moments that have shaped me into the person I am today." named a person and passed),
+    /// no enumerator before it.
+    static func isDescription(_ audience: String) -> Bool {
+        let t = audience.trimmingCharacters(in: .whitespacesAndNewlines)
+        let words = Lexicon.words(t, .normalized)
+        return Lexicon.sentences(t).count <= 1 && words.count <= audienceMaxWords && !words.contains("i") && !words.contains("me")
+            && t.range(of: #"^(\d+[.)]|[-*•])\s"#, options: .regularExpression) == nil
     }
 
     /// "engineers who build on-device AI", "anyone curious about bees": a people noun or a

@@ -60,6 +60,13 @@ public enum RewriteVerifier {
         }
         let missing = Facts.missing(Facts.extract(x.original), in: text)
         if !missing.isEmpty { out.append(Finding(.factMissing, .factsMissing(missing.map(\.text)))) }
+        // Not for a refinement (its instruction may ask for other words) nor a rewrite into
+        // another language than the selection's.
+        let sameLanguage = LanguageDetector.detect(x.original).code == (x.language.split(separator: "-").first.map(String.init) ?? x.language)
+        if x.tone != .direct, x.previous == nil, sameLanguage, let (kept, of) = contentKept(text, original: x.original),
+           Double(kept) < minContentShare * Double(of) {
+            out.append(Finding(.factMissing, .contentLost(kept: kept, of: of)))
+        }
         let invented = invented(in: text, x, borrowed: borrowed)
         if !invented.isEmpty { out.append(Finding(.unsupportedFact, .factsNotInSelection(invented.map(\.text)))) }
         let originalWords = TextChecks.wordCount(x.original)
@@ -79,6 +86,23 @@ public enum RewriteVerifier {
             if code != want, confidence >= 0.5, code != "und" { out.append(Finding(.wrongLanguage, .wrongLanguage(found: code, wanted: want))) }
         }
         return out
+    }
+
+    /// A rewrite keeps at least this share of the selection's content words (a direct one,
+    /// which shortens, is exempt). A tone rewrite keeps most of them; "Hey, team: the
+    /// pandemic was really tough on the industry. Let's talk about it!" kept one of fifteen
+    /// (SmolLM2-135M, a real podcast's quote about a career in marine mechanics) and passed.
+    static let minContentShare = 0.3
+    /// Selections with fewer content words than this are not judged by the share.
+    static let minContentWords = 6
+
+    /// (kept, of): how many of the selection's content words (a plural as its singular) the
+    /// rewrite writes; nil for a short selection.
+    static func contentKept(_ text: String, original: String) -> (kept: Int, of: Int)? {
+        func stem(_ w: String) -> String { w.count > 3 && w.hasSuffix("s") ? String(w.dropLast()) : w }
+        let own = Set(TextChecks.terms(original).map(stem))
+        guard own.count >= minContentWords else { return nil }
+        return (own.intersection(TextChecks.terms(text).map(stem)).count, own.count)
     }
 
     /// "Add nothing": the numbers and names of `text` that the selection does not have ("Dear

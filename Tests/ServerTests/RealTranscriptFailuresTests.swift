@@ -1,0 +1,59 @@
+import XCTest
+@testable import ParlanceFeatures
+
+/// Results the default model (SmolLM2-135M) gave on the real transcripts of
+/// ../shared/realworld/ (eval/realworld.py, 2026-12-07), each returned with `passed: true`,
+/// and the rule that now fails it. The texts are the model's outputs, not the transcripts.
+final class RealTranscriptFailuresTests: XCTestCase {
+    /// A part note's label, the transcript's heading and a field name written as a heading
+    /// are the prompt's markup, not a title, a topic or a summary.
+    func testThePromptsMarkupIsNoContent() {
+        for markup in ["Part 1 (5:) Bekah Hawrot Weigel", "Part 3 (14: 50-18): The interview with", "Transcript: 25} and it's not just about creating.",
+                       "targetAudience**: [", "Summary: the episode"] {
+            XCTAssertTrue(ListItemRules.promptMarkup(markup), markup)
+            XCTAssertTrue(ListItemRules.promptWords(markup), markup)
+        }
+        for content in ["Partnerships with local schools", "Part-time work and study", "The transcript of a court case"] {
+            XCTAssertFalse(ListItemRules.promptMarkup(content), content)
+        }
+        // A transcript that itself says "Part 1:" may be quoted.
+        XCTAssertFalse(ListItemRules.promptMarkup("Part 1: the setup", source: "Welcome. Part 1: the setup. We begin with the hives."))
+        let summary = AnalysisVerifier.copiesLines("Part 1 (5:) Bekah Hawrot Weigel, Reda: Hello and welcome to Season 8, Episode 5.", speakers: [])
+            || ListItemRules.promptMarkup("Part 1 (5:) Bekah Hawrot Weigel, Reda: Hello and welcome to Season 8, Episode 5.")
+        XCTAssertTrue(summary)
+    }
+
+    /// An audience is a description of people, not a sentence that names a person.
+    func testAnAudienceIsADescriptionNotASentence() {
+        for sentence in ["1. The interview process has been filled with countless moments that have shaped me into the person I am today.",
+                         "the audience is a very important part of the process. The audience is not just people who want to buy products but it's"] {
+            XCTAssertEqual(ListItemRules.audienceProblem(sentence, names: [])?.code, .audienceIsName, sentence)
+        }
+        for audience in ["People interested in disability and accessibility", "Developers who want to run models on their own laptops",
+                         "Front-end developers changing careers, and anyone who mentors them"] {
+            XCTAssertNil(ListItemRules.audienceProblem(audience, names: []), audience)
+        }
+    }
+
+    /// A rewrite that keeps one of the selection's fifteen content words says something else.
+    func testARewriteThatDropsTheSelectionsContentFails() throws {
+        let quote = "He actually started his career in marine mechanics, which is pretty interesting. And during the pandemic, decided to switch tracks into, you know, web development and front-end development in general."
+        let other = RewriteVerifier.check(.init(original: quote, rewrite: "Hey, team: the pandemic was really tough on the industry. Let's talk about it!",
+                                                instructions: [], language: "en", tone: .casual))
+        let lost = try XCTUnwrap(Self.contentLost(other), "\(other.map(\.message))")
+        XCTAssertLessThanOrEqual(lost.kept, 2)
+        XCTAssertGreaterThanOrEqual(lost.of, 12)
+        let casual = RewriteVerifier.check(.init(original: quote, rewrite: "So he started out in marine mechanics, pretty cool right? Then the pandemic hit and he switched to web dev, front-end stuff mostly.",
+                                                 instructions: [], language: "en", tone: .casual))
+        XCTAssertNil(Self.contentLost(casual), "\(casual.map(\.message))")
+        // A direct rewrite shortens, a rewrite into another language has other words: neither is judged by the share.
+        let direct = RewriteVerifier.check(.init(original: quote, rewrite: "He moved from marine mechanics to web development.",
+                                                 instructions: [], language: "en", tone: .direct))
+        XCTAssertNil(Self.contentLost(direct))
+    }
+
+    static func contentLost(_ findings: [Finding]) -> (kept: Int, of: Int)? {
+        for f in findings { if case .contentLost(let kept, let of) = f.subject { return (kept, of) } }
+        return nil
+    }
+}
