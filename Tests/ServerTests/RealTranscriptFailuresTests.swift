@@ -1,5 +1,6 @@
 import XCTest
 @testable import ParlanceFeatures
+import ParlanceProtocol
 
 /// Results the default model (SmolLM2-135M) gave on the real transcripts of
 /// ../shared/realworld/ (eval/realworld.py, 2026-12-07), each returned with `passed: true`,
@@ -21,6 +22,19 @@ final class RealTranscriptFailuresTests: XCTestCase {
         let summary = AnalysisVerifier.copiesLines("Part 1 (5:) Bekah Hawrot Weigel, Reda: Hello and welcome to Season 8, Episode 5.", speakers: [])
             || ListItemRules.promptMarkup("Part 1 (5:) Bekah Hawrot Weigel, Reda: Hello and welcome to Season 8, Episode 5.")
         XCTAssertTrue(summary)
+    }
+
+    /// "When" after the question word places something; it asks for a time only as the
+    /// question word ("What happened when Jutta retested…?" was read as a time question and
+    /// its extractive quote passed).
+    func testWhenAsAClauseAsksForNoTime() {
+        XCTAssertNil(AskStream.AnswerType.asked(by: "What happened when Jutta retested the more mature models?"))
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "When did Marcus start to run the orders migration?"), .time)
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "¿Cuándo abrió Casa Brasa?"), .time)
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "Depuis quand les voitures n'ont-elles plus le droit de passer sur le pont ?"), .time)
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "Since when has the clinic opened on Sundays?"), .time)
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "How old was the film X-ray machine when it was replaced?"), .quantity)
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "¿Quiénes cocinaban en Casa Brasa cuando abrió?"), .name)
     }
 
     /// An audience is a description of people, not a sentence that names a person.

@@ -26,9 +26,21 @@ extension AskStream.AnswerType {
         let q = cueText(question)
         if has(q, quantityCues) { return .quantity }
         // "Who cooked when it opened?" asks for a name; the time only places it.
-        if has(q, timeCues), !has(q, nameCues) { return .time }
+        if asksWhen(q), !has(q, nameCues) { return .time }
         return nil
     }
+
+    /// The question asks for a time: a time cue ("what year", "since when"), or "when" as its
+    /// question word. A "when" after the question word is a clause that places something:
+    /// "What happened when Jutta retested the more mature models?" asks what happened (its
+    /// extractive answer quoted an unrelated line as a time's passage, and passed).
+    private static func asksWhen(_ q: String) -> Bool {
+        if has(q, timeCues.filter { !clauseWords.contains($0) }) { return true }
+        return clauseWords.contains { q.hasPrefix(" \($0) ") }
+    }
+
+    /// Time cues that are also conjunctions: a time is asked only when the question opens with one.
+    static let clauseWords: Set<String> = ["when", "cuando", "quand"]
 
     /// Whether `answer` gives a figure of this type: any number; for a time, also a time
     /// word ("March", "tomorrow", "lundi").
@@ -61,7 +73,8 @@ extension AskStream.AnswerType {
         "cuanto", "cuantos", "cuantas", "cuanta", "que precio", "combien", "quel prix", "quel est le prix", "quel pourcentage",
     ]
     static let timeCues = [
-        "when", "what year", "which year", "in which year", "what date", "what time", "since when", "cuando", "que ano", "en que ano",
+        "when", "what year", "which year", "in which year", "what date", "what time", "since when", "until when", "by when", "cuando", "desde cuando",
+        "hasta cuando", "que ano", "en que ano",
         "en que fecha", "que fecha", "a que hora", "quand", "quelle annee", "en quelle annee", "depuis quand", "quelle date",
     ]
 }
