@@ -1,5 +1,6 @@
 import XCTest
 @testable import ParlanceFeatures
+import ParlanceDocuments
 import ParlanceProtocol
 
 /// Results the default model (SmolLM2-135M) gave on the real transcripts of
@@ -35,6 +36,16 @@ final class RealTranscriptFailuresTests: XCTestCase {
         XCTAssertEqual(AskStream.AnswerType.asked(by: "Since when has the clinic opened on Sundays?"), .time)
         XCTAssertEqual(AskStream.AnswerType.asked(by: "How old was the film X-ray machine when it was replaced?"), .quantity)
         XCTAssertEqual(AskStream.AnswerType.asked(by: "¿Quiénes cocinaban en Casa Brasa cuando abrió?"), .name)
+    }
+
+    /// A title as long as the grammar lets it be was cut there.
+    func testAChapterTitleTheGrammarCutFails() {
+        let cut = "Navigating Complex Adaptive Systems during a Pandi"
+        XCTAssertEqual(cut.count, ChapterRules.maxCharacters)
+        let source = SourceSupport(segments: [Segment(id: 1, speaker: nil, text: "Navigating complex adaptive systems during a pandemic is hard.",
+                                                      startOffset: 0, endOffset: 1)])
+        XCTAssertEqual(ChapterRules.titleProblem(cut, before: [], names: [], source: source, instructions: [])?.code, .length)
+        XCTAssertNil(ChapterRules.titleProblem("Complex adaptive systems in a pandemic", before: [], names: [], source: source, instructions: []))
     }
 
     /// An audience is a description of people, not a sentence that names a person.

@@ -21,12 +21,12 @@ public enum Chapters {
     struct Pick: Codable, Sendable, Schematic {
         var startSegmentId: Int
         var title: String
-        static let schemaHints: [String: SchemaHint] = ["title": SchemaHint(minLength: 3, maxLength: 50)]
+        static let schemaHints: [String: SchemaHint] = ["title": SchemaHint(minLength: 3, maxLength: ChapterRules.maxCharacters)]
     }
 
     struct Titles: Codable, Sendable, Schematic {
         var titles: [String]
-        static let schemaHints: [String: SchemaHint] = ["titles": SchemaHint(minLength: 3, maxLength: 50)]
+        static let schemaHints: [String: SchemaHint] = ["titles": SchemaHint(minLength: 3, maxLength: ChapterRules.maxCharacters)]
     }
 
     static let maxTokens = 400

@@ -17,6 +17,10 @@ struct ChapterDraft: Sendable, Equatable {
 /// transcript (`ListItemRules`, as a phrase).
 public enum ChapterRules {
     public static let maxWords = 8
+    /// The characters a title may take: the grammar stops a title here, so a title this long
+    /// was cut, most likely mid-word ("Navigating Complex Adaptive Systems during a Pandi",
+    /// the 1.5B model on a real talk, passed).
+    public static let maxCharacters = 50
     /// The prompt's field names: a title that is one of them is a label, not content.
     static let labels = ["chapters", "chapter", "title", "titles", "startSegmentId", "part"]
 
@@ -40,6 +44,7 @@ public enum ChapterRules {
         let words = Lexicon.words(t).filter { $0.contains(where: \.isLetter) }.count
         if !t.isEmpty, names.contains(TextChecks.normalized(t)) { return (.nameOnlyItem, .chapterTitle(t)) }
         if words > maxWords { return (.length, .chapterTitleWords(t, words: words)) }
+        if t.count >= maxCharacters { return (.length, .chapterTitle(t)) }
         guard let code = ListItemRules.problem(t, kind: .phrase, before: kept, labels: labels, names: names, source: source,
                                                instructions: instructions) else { return nil }
         return (code, .chapterTitle(t))
