@@ -62,7 +62,7 @@ public actor AnalysisCache {
     /// 29 (issues 77, 80): the prompt's markup ("Part 1 (5:)", "Transcript:") is no title,
     /// topic or summary; an audience is one description, not a sentence; an extractive quote
     /// says more than the question, and for a question asking no kind of value does not pass;
-    /// chapter titles echoing the part notes' preamble fail.
+    /// chapter titles echoing the part notes' preamble, or as long as the grammar allows (cut), fail.
     public static let checksVersion = 29
 
     /// An entry as stored: the value and the checks version it was made under, what it is
