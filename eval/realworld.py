@@ -65,6 +65,11 @@ def verdict(v: dict) -> str:
     return f"passed {v['passed']}, attempts {v.get('attempts')}, fallback {v.get('fallback')}"
 
 
+def issues(result_or_variation: dict, out) -> None:
+    for i in result_or_variation["verification"]["issues"]:
+        print(f"      issue: {i['message']}", file=out)
+
+
 def run_file(c: ParlanceClient, name: str, out) -> dict:
     questions, passage = JOBS[name]
     with open(os.path.join(REALWORLD, name), encoding="utf-8") as f:
@@ -80,15 +85,13 @@ def run_file(c: ParlanceClient, name: str, out) -> dict:
     r["summary"] = s
     print(f"  summary ({r['summarySeconds']} s; {verdict(s['verification'])}):\n    {s['summary']}", file=out)
     print(f"    topics: {s['mainTopics']}\n    takeaways: {s['keyTakeaways']}\n    audience: {s['targetAudience']}", file=out)
-    for i in s["verification"]["issues"]:
-        print(f"      issue: {i['message']}", file=out)
+    issues(s, out)
     ch, r["chaptersSeconds"] = timed(c, "analysis/chapters", {"uri": uri})
     r["chapters"] = ch
     print(f"  chapters ({r['chaptersSeconds']} s; {verdict(ch['verification'])}):", file=out)
     for x in ch["chapters"]:
         print(f"    {clock(x.get('start'))} {x['title']}", file=out)
-    for i in ch["verification"]["issues"]:
-        print(f"      issue: {i['message']}", file=out)
+    issues(ch, out)
     r["answers"] = []
     for q in questions:
         a, secs = timed(c, "ask/stream", {"uri": uri, "question": q})
@@ -100,8 +103,7 @@ def run_file(c: ParlanceClient, name: str, out) -> dict:
     print(f"  rewrite of: {passage}", file=out)
     for var in v["variations"]:
         print(f"  {var['tone']} ({r['rewriteSeconds']} s for both; {verdict(var['verification'])}): {var['text']}", file=out)
-        for i in var["verification"]["issues"]:
-            print(f"      issue: {i['message']}", file=out)
+        issues(var, out)
     out.flush()
     return r
 

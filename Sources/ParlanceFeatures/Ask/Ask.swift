@@ -153,12 +153,10 @@ public enum Ask {
     /// discrimination…?" and answers nothing (a real talk's quote, once returned as found).
     static let quoteNewTerms = 2
 
-    /// `text` says something the question does not: `quoteNewTerms` of its content words are
-    /// not the question's (a plural and its singular are one word).
+    /// `text` says something the question does not: `quoteNewTerms` of its content terms
+    /// (`TextChecks.terms`, stemmed: a plural and its singular are one) are not the question's.
     static func addsToQuestion(_ text: String, _ question: String) -> Bool {
-        func stem(_ w: String) -> String { w.count > 3 && w.hasSuffix("s") ? String(w.dropLast()) : w }
-        let asked = Set(TextChecks.terms(question).map(stem))
-        return Set(TextChecks.terms(text).map(stem)).subtracting(asked).count >= quoteNewTerms
+        TextChecks.terms(text).subtracting(TextChecks.terms(question)).count >= quoteNewTerms
     }
 
     /// A segment quoted with its speaker and start time: “…” (Ana, 02:13); over several

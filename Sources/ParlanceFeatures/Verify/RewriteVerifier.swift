@@ -96,13 +96,12 @@ public enum RewriteVerifier {
     /// Selections with fewer content words than this are not judged by the share.
     static let minContentWords = 6
 
-    /// (kept, of): how many of the selection's content words (a plural as its singular) the
-    /// rewrite writes; nil for a short selection.
+    /// (kept, of): how many of the selection's content terms (`TextChecks.terms`, stemmed: a
+    /// plural as its singular) the rewrite writes; nil for a short selection.
     static func contentKept(_ text: String, original: String) -> (kept: Int, of: Int)? {
-        func stem(_ w: String) -> String { w.count > 3 && w.hasSuffix("s") ? String(w.dropLast()) : w }
-        let own = Set(TextChecks.terms(original).map(stem))
+        let own = TextChecks.terms(original)
         guard own.count >= minContentWords else { return nil }
-        return (own.intersection(TextChecks.terms(text).map(stem)).count, own.count)
+        return (own.intersection(TextChecks.terms(text)).count, own.count)
     }
 
     /// "Add nothing": the numbers and names of `text` that the selection does not have ("Dear
