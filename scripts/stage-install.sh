@@ -8,7 +8,7 @@
 #   lib/parlance/lib*.so*                 the libraries it links from the llama.cpp build and
 #                                         from the Swift toolchain's runtime directory (Swift
 #                                         runtime, Foundation, Dispatch, ICU), RUNPATH $ORIGIN
-#   share/parlance/models/SmolLM2-135M-Instruct.Q4_1.gguf   the default model (found beside the binary)
+#   share/parlance/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf   the default model (found beside the binary)
 #   share/parlance/editors/<editor>/...   editor integrations (their tests left out)
 #   share/parlance/install-manifest.txt   what was installed, for `make uninstall`
 #   share/man/man1/parlance.1.gz          from `parlance --print-man`
@@ -48,7 +48,7 @@ if [ -z "${PARLANCE_LLAMA_LIBDIR:-}" ] || [ -z "${PARLANCE_DEFAULT_MODEL:-}" ]; 
 fi
 LIBDIR=$(cd "$PARLANCE_LLAMA_LIBDIR" && pwd -P) || die "llama.cpp library directory $PARLANCE_LLAMA_LIBDIR is missing"
 MODEL=$PARLANCE_DEFAULT_MODEL
-MODEL_NAME=SmolLM2-135M-Instruct.Q4_1.gguf
+MODEL_NAME=$(basename "$MODEL")   # the default's file name, which the binary looks for beside itself
 [ -f "$MODEL" ] || die "default model $MODEL is missing (run 'make setup')"
 "$ROOT/scripts/packaging-deps.sh" stage
 # The man page and completions come from the binary itself (one flag table for --help too).

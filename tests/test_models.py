@@ -107,7 +107,7 @@ class Stores:
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Stores:
-    smol = Path(os.environ.get("PARLANCE_DEFAULT_MODEL") or "")
+    smol = Path(os.environ.get("PARLANCE_TEST_MODEL") or os.environ.get("PARLANCE_DEFAULT_MODEL") or "")  # SmolLM2-135M
     if not smol.is_file():
         pytest.fail("PARLANCE_DEFAULT_MODEL is not set (eval \"$(scripts/setup.sh)\")", pytrace=False)
     gemma = Path(subprocess.run([str(ROOT / "scripts" / "setup-test-models.sh")], check=True, capture_output=True, text=True).stdout.strip())

@@ -51,7 +51,8 @@ final class PullTests: XCTestCase {
             try Self.synthetic(400_000, seed: 5).write(to: URL(fileURLWithPath: root + "/tiny/tiny-Q4_K_M.gguf"))
             // The real model: linked, never copied.
             var real: String?
-            if let model = ProcessInfo.processInfo.environment["PARLANCE_DEFAULT_MODEL"], fm.fileExists(atPath: model) {
+            let environment = ProcessInfo.processInfo.environment  // the SmolLM2-135M file: the suites' model
+            if let model = environment["PARLANCE_TEST_MODEL"] ?? environment["PARLANCE_DEFAULT_MODEL"], fm.fileExists(atPath: model) {
                 let dest = root + "/smollm/" + (model as NSString).lastPathComponent
                 if link(model, dest) != 0 { _ = symlink(model, dest) }
                 real = dest

