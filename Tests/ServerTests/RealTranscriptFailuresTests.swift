@@ -36,6 +36,8 @@ final class RealTranscriptFailuresTests: XCTestCase {
         XCTAssertEqual(AskStream.AnswerType.asked(by: "Since when has the clinic opened on Sundays?"), .time)
         XCTAssertEqual(AskStream.AnswerType.asked(by: "How old was the film X-ray machine when it was replaced?"), .quantity)
         XCTAssertEqual(AskStream.AnswerType.asked(by: "¿Quiénes cocinaban en Casa Brasa cuando abrió?"), .name)
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "Where is Reda from?"), .name)
+        XCTAssertTrue(AnswerVerifier.saysNotFound("Reda is from an unspecified location."))
     }
 
     /// A title as long as the grammar lets it be was cut there.
@@ -80,6 +82,31 @@ final class RealTranscriptFailuresTests: XCTestCase {
             .centralSentences(statementsOnly: true)
         XCTAssertFalse(central.isEmpty)
         XCTAssertFalse(central.contains { $0.contains("I did") }, "\(central)")
+    }
+
+    /// A rewrite that tells "you" what the selection says of him fails; one that keeps him passes.
+    func testARewriteThatTurnsHimIntoYouFails() {
+        let quote = "He actually started his career in marine mechanics, which is pretty interesting. And during the pandemic, "
+            + "decided to switch tracks into, you know, web development and front-end development in general."
+        // "you know" is a filler: the selection says no "you" of anyone.
+        let casual = "You started your career in marine mechanics, which is pretty cool. And during the pandemic, you decided to switch "
+            + "tracks into web development and front-end development. It's a bit of a change, but it's definitely exciting!"
+        XCTAssertEqual(RewriteVerifier.personChanged(casual, original: quote), "he")
+        XCTAssertNil(RewriteVerifier.personChanged("He started his career in marine mechanics, which is pretty cool. During the pandemic he "
+            + "switched to web development and front-end development.", original: quote))
+        let findings = RewriteVerifier.check(.init(original: quote, rewrite: casual,
+                                                   instructions: [], language: "en", tone: .casual))
+        XCTAssertTrue(findings.contains { if case .personChanged = $0.subject { return true } else { return false } }, "\(findings)")
+    }
+
+    /// A summary that gives one speaker another's family name fails.
+    func testASummaryThatMixesTwoSpeakersNamesFails() {
+        let people: Set<String> = ["bekah hawrot weigel", "dan ott", "reda", "bekah", "dan"]
+        let summary = "This transcript is a series of interviews with Reda Hawrot Weigel and Dan Ott, discussing their career journeys."
+        XCTAssertEqual(AnalysisVerifier.mixedName(summary, people: people)?.written, "Reda Hawrot Weigel")
+        XCTAssertEqual(AnalysisVerifier.mixedName(summary, people: people)?.person, "Bekah Hawrot Weigel")
+        XCTAssertNil(AnalysisVerifier.mixedName("Bekah Hawrot Weigel and Dan Ott talk with Reda about his move into web development.", people: people))
+        XCTAssertNil(AnalysisVerifier.mixedName("Dan and Reda talk about Ott's idea.", people: people))
     }
 
     /// An audience is a description of people, not a sentence that names a person.

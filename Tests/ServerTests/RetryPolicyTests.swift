@@ -103,6 +103,25 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertNil(policy(.formal).plan(attempt: 2, after: attempt(Self.kept, [Self.missing, Self.tone])).mending)
     }
 
+    /// A passage quoted from a transcript is no message: no sentence of a tone's phrases is
+    /// added to it ("Let me know if you've been working on any projects…" was added to a
+    /// podcast's quote about a career in marine mechanics, and passed).
+    func testAQuoteGetsNoSentenceAddressedToAReader() {
+        let quote = "He actually started his career in marine mechanics, which is pretty interesting. And during the pandemic, "
+            + "decided to switch tracks into, you know, web development and front-end development in general."
+        XCTAssertFalse(FactInsertion.addressesReader(quote))
+        XCTAssertFalse(FactInsertion.addressesReader("we forced the copyright guys to go after our customers, and then they had to go sue everybody"))
+        XCTAssertTrue(FactInsertion.addressesReader(Self.selection))
+        XCTAssertFalse(FactInsertion.addressesReader("All the models chose to proceed through the intersection. History shows why."))
+        XCTAssertFalse(FactInsertion.addressesReader("History shows why the models failed."))
+        XCTAssertTrue(FactInsertion.addressesReader("Team, the launch moves to March."))
+        XCTAssertTrue(FactInsertion.addressesReader("The build is red again. Can you look at it before the release?"))
+        for tone in [Tone.empathetic, .diplomatic, .formal, .casual] {
+            let a = attempt(quote, [Self.off(tone)])
+            XCTAssertNil(policy(tone, selection: quote).plan(attempt: 2, after: a).mending, "\(tone)")
+        }
+    }
+
     func testAToneOffAloneGetsOneSentenceWithAMarkerPhraseNotANewVariation() {
         for tone in [Tone.empathetic, .diplomatic, .formal, .casual] {
             let a = attempt(Self.selection, [Self.off(tone)])

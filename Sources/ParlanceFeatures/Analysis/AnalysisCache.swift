@@ -63,7 +63,11 @@ public actor AnalysisCache {
     /// topic or summary; an audience is one description, not a sentence; an extractive quote
     /// says more than the question, and for a question asking no kind of value does not pass;
     /// chapter titles echoing the part notes' preamble, or as long as the grammar allows (cut), fail.
-    public static let checksVersion = 29
+    /// 30 (issues 77, 80): a chapter title may take 80 characters and fails as a piece of a
+    /// sentence; no talk ("Didn't know", a sentence said of oneself, or begun in the cue
+    /// before) stands in for a topic or takeaway; "unspecified" answers are not-found; a
+    /// rewrite that turns "he" into "you" fails; a quote gets no sentence addressed to a reader.
+    public static let checksVersion = 30
 
     /// An entry as stored: the value and the checks version it was made under, what it is
     /// (`label`) and when it was made (seconds since 1970). Entries written before labels

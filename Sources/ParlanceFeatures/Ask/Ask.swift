@@ -11,7 +11,8 @@ import ParlanceProtocol
 /// chained `previous_response_id`): a follow-up appends only its new tokens to the
 /// session's KV history.
 public enum Ask {
-    /// What a conversation has shown the model, beside the session's own state.
+    /// What a conversation has shown the model, beside the session's own state: kept in the
+    /// session (`SessionState.conversation`), so it goes when the session does.
     struct Conversation: Sendable {
         var contentHash: String
         /// The open document (or documents, `uris`) asked about, so a follow-up may give `sessionId` alone.
@@ -21,16 +22,6 @@ public enum Ask {
         var exchanges: [(question: String, answer: String)]
     }
 
-    actor Conversations {
-        static let shared = Conversations()
-        private var items: [String: Conversation] = [:]
-        private var order: [String] = []
-        func get(_ id: String) -> Conversation? { items[id] }
-        func set(_ id: String, _ c: Conversation) {
-            if items.updateValue(c, forKey: id) == nil { order.append(id) }
-            while order.count > 1024 { items[order.removeFirst()] = nil }
-        }
-    }
 
     /// A first answer as cached: the result and what the session needs to continue from it.
     struct CachedAnswer: Codable, Sendable {
@@ -86,8 +77,7 @@ public enum Ask {
         }
         if let sid = p.sessionId, p.text == nil, uri == nil, uris == nil {
             // A follow-up by sessionId alone continues on the conversation's document or documents.
-            _ = try await ctx.services.sessions.get(sid)
-            let convo = await Conversations.shared.get(sid)
+            let convo = try await ctx.services.sessions.get(sid).conversation
             uri = convo?.uri
             uris = convo?.uris
         }

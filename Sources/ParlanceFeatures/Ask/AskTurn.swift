@@ -99,7 +99,7 @@ extension Ask {
         meta.provenance = options.provenance(engine)
         let decision = decide(best, checked: checked, turn: turn, shown: shown, evidence: evidence, input: input, verify: attempts.verify, ctx: ctx)
         let result = record(decision, best: best, turn: &turn, meta: meta, usage: usage, session: &s)
-        await Conversations.shared.set(s.id, turn.convo)
+        s.conversation = turn.convo
         if turn.number == 1 {
             await ctx.services.analysisCache.put(turn.cacheKey, CachedAnswer(result: try JSONValue(encoding: result), user: best.user, raw: best.out.text,
                                                                              shown: turn.convo.shown.sorted()))
@@ -111,7 +111,7 @@ extension Ask {
     /// the key of its first answer in the cache.
     static func begin(_ p: AskStream.Params, input: AnalysisInput, engine: any LanguageModel, options: ResolvedOptions, attempts: Attempts,
                       session s: SessionState) async -> Turn {
-        let known = await Conversations.shared.get(s.id)
+        let known = s.conversation
         let convo = known.flatMap { $0.contentHash == input.contentHash ? $0 : nil }
             ?? Conversation(contentHash: input.contentHash, uri: input.uri, uris: input.documents?.parts.map(\.uri), shown: [],
                             exchanges: known?.exchanges ?? [])
@@ -137,7 +137,7 @@ extension Ask {
         turn.convo.shown = Set(hit.shown)
         let answer = o["answer"]?.stringValue ?? ""
         turn.convo.exchanges.append((turn.question, answer))
-        await Conversations.shared.set(s.id, turn.convo)
+        s.conversation = turn.convo
         ctx.progress(.init(kind: .report, message: "served from the analysis cache", percentage: 100, phase: .done, delta: answer))
         o["sessionId"] = .string(s.id)
         o["cached"] = true
@@ -206,7 +206,7 @@ extension Ask {
         s.turns += [ChatMessage(.user, "Question: \(turn.question)"), ChatMessage(.assistant, text)]
         s.history = []
         turn.convo.exchanges.append((turn.question, text))
-        await Conversations.shared.set(s.id, turn.convo)
+        s.conversation = turn.convo
         ctx.progress(.init(kind: .report, message: answerability == nil ? nil : "the document does not answer the question", percentage: 100,
                            phase: .done, delta: text))
         let score = answerability.map { ((1 - $0.probability) * 1000).rounded() / 1000 }

@@ -65,6 +65,21 @@ enum FactInsertion {
         }
     }
 
+    /// Whether `selection` is a message to a reader, where a sentence of a tone's phrases
+    /// ("Let me know if you've…", "I understand…", "Could we…") may be added: it greets or
+    /// thanks someone, or says "you" other than as a filler ("you know"). A passage quoted
+    /// from a transcript is not: the 0.5B's casual rewrite of a podcast's "He actually
+    /// started his career in marine mechanics…" came back with "Let me know if you've been
+    /// working on any projects or have any questions." added, and passed (2026-12-08).
+    static func addressesReader(_ selection: String) -> Bool {
+        let words = Lexicon.words(selection, .normalized)
+        let greeting = #"^\s*((hi|hello|hey|dear|good (morning|afternoon|evening))\b|(team|folks|all|everyone)\s*[,:!])"#
+        if selection.range(of: greeting, options: [.regularExpression, .caseInsensitive]) != nil { return true }
+        if words.contains(where: { ["thanks", "thank", "regards", "cheers", "please"].contains($0) }) { return true }
+        let rest = " " + TextChecks.wordsWithoutYouFillers(selection).joined(separator: " ") + " "
+        return [" you ", " your ", " yours ", " you re ", " you ll ", " you ve ", " you d ", " youre ", " youll ", " youve "].contains { rest.contains($0) }
+    }
+
     /// The longest word a sentence mending a tone may write, in characters.
     static let maxWord = 24
 

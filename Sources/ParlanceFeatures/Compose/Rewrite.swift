@@ -158,11 +158,14 @@ extension Compose {
         var casualLead: Bool { grammars && english && checkedTone == .casual }
 
         /// `a`'s tone is off in a way a sentence of marker phrases mends: the engine takes
-        /// grammars, the tone is held to and has such phrases, the selection is English, and
+        /// grammars, the tone is held to and has such phrases, the selection is English and a
+        /// message to a reader (`FactInsertion.addressesReader`: a sentence such as "Let me
+        /// know if you've any questions" belongs in nothing else), and
         /// every marker missed is one a sentence adds (a formality score, an acknowledgement,
         /// a hedge, casual's contraction and "you"), not a fragment or a contraction to take out.
         func mendable(_ a: Attempt) -> Bool {
-            guard grammars, english, let checkedTone, !FactGrammar.mendingOpeners(for: checkedTone).isEmpty else { return false }
+            guard grammars, english, let checkedTone, !FactGrammar.mendingOpeners(for: checkedTone).isEmpty,
+                  FactInsertion.addressesReader(selection) else { return false }
             let failures = a.findings.filter { $0.isOpen && $0.code == .toneMismatch }.flatMap { f -> [ToneCheck.Failure] in
                 if case .tone(_, let failures) = f.subject { return failures }
                 return []

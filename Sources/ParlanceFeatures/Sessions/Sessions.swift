@@ -19,6 +19,9 @@ struct SessionState: Sendable {
     var toolSettings = ToolSettings()
     var entries: [SessionEntry] = []
     var history: [Token] = []
+    /// An `ask/stream` conversation's own state (its document, the segments shown, the
+    /// exchanges): it lives and goes with the session (`session/close`, eviction).
+    var conversation: Ask.Conversation?
     var calls = 0
     var busy = false
     var lastUsed: UInt64 = 0
@@ -122,6 +125,9 @@ public actor SessionStore {
         var s = try get(id)
         s.entries = []
         s.history = []
+        // An ask conversation keeps its document, not what it showed or said: those were the history's.
+        s.conversation?.shown = []
+        s.conversation?.exchanges = []
         sessions[id] = s
     }
 

@@ -67,6 +67,7 @@ public struct AnalysisVerifier: Sendable {
             if mode == .repair { out.value[f.key] = .array(list.value.map { .string($0) }) }
             out.findings += list.findings
         }
+        if mode == .repair { restoreNames(&out) }
         var scalars = Repaired(out.value, findings: scalarFindings(out.value))
         cutToWholeSentences(&scalars, mode: mode)
         if let source, !Ablation.off("summary.support") { checkProseSupport(&scalars, source: source, mode: mode) }
@@ -185,12 +186,48 @@ public struct AnalysisVerifier: Sendable {
                 out.append(Finding(.degenerate, .proseCopiesLine(key: key, text: s), path: key))
             } else if let s = o[key]?.stringValue, let (whole, fragment) = Self.cut(s), whole.isEmpty {
                 out.append(Finding(.degenerate, .proseCut(key: key, fragment: fragment), path: key))
+            } else if let s = o[key]?.stringValue, let (written, person) = Self.mixedName(s, people: speakers) {
+                out.append(Finding(.unsupportedFact, .mixedName(key: key, written: written, person: person), path: key))
             } else if let s = o[key]?.stringValue, let source, !Ablation.off("summary.subject"), !source.namesSubject(s) {
                 // A summary must say what the document is about: "Here's the episode." passed.
                 out.append(Finding(.degenerate, .proseVacuous(key: key, text: s), path: key))
             }
         }
         return out
+    }
+
+    /// Prose that gives a person another's family name (`mixedName`) gets the person's own
+    /// name back: the first name says who is meant ("Reda Hawrot Weigel" → "Reda").
+    func restoreNames(_ r: inout Repaired<JSONObject>) {
+        let people = speakers
+        for key in proseKeys {
+            guard var text = r.value[key]?.stringValue else { continue }
+            for _ in 0..<4 {
+                guard let (written, person) = Self.mixedName(text, people: people), let range = text.range(of: written, options: .caseInsensitive),
+                      let first = written.split(separator: " ").first.map({ $0.lowercased() }) else { break }
+                let own = people.filter { $0.split(separator: " ").first.map(String.init) == first }.max { $0.count < $1.count } ?? first
+                text.replaceSubrange(range, with: own.split(separator: " ").map(\.capitalized).joined(separator: " "))
+                r.findings.append(Finding(.unsupportedFact, .mixedName(key: key, written: written, person: person), path: key).acted(.restored, .repair))
+            }
+            r.value[key] = .string(text)
+        }
+    }
+
+    /// A person's family name written after another person's first name: "Reda Hawrot
+    /// Weigel" (the 1.5B's summary of a real podcast whose speakers are Bekah Hawrot Weigel,
+    /// Dan Ott and Reda, passed). `people`: normalized names; the written name and the person.
+    static func mixedName(_ prose: String, people: Set<String>) -> (written: String, person: String)? {
+        let words = Lexicon.words(prose, .normalized)
+        let full = people.map { $0.split(separator: " ").map(String.init) }.filter { $0.count >= 2 }
+        let firstNames = Set(people.compactMap { $0.split(separator: " ").first.map(String.init) })
+        for parts in full {
+            let tail = Array(parts.dropFirst())
+            for i in words.indices.dropLast(tail.count) where words[i] != parts[0] && firstNames.contains(words[i])
+                && Array(words[(i + 1)...(i + tail.count)]) == tail {
+                return (([words[i]] + tail).map(\.capitalized).joined(separator: " "), parts.map(\.capitalized).joined(separator: " "))
+            }
+        }
+        return nil
     }
 
     /// Prose with a sentence that opens with a speaker's label ("… May. Theo: then docs need
@@ -200,6 +237,9 @@ public struct AnalysisVerifier: Sendable {
     static func copiesLines(_ prose: String, speakers: Set<String>) -> Bool {
         Lexicon.sentences(prose, .tiled).contains { ListItemRules.speakerLine($0.trimmingCharacters(in: .whitespacesAndNewlines), names: speakers) }
     }
+
+    /// The transcript's speakers (normalized), the people `mixedName` knows; none without a transcript.
+    var speakers: Set<String> { source.map { Set($0.segments.compactMap { $0.speaker.map(TextChecks.normalized) }) } ?? [] }
 
     /// The labels `copiesLines` reads: the transcript's speakers; without a transcript, the
     /// names.

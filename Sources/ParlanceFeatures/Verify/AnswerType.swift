@@ -65,6 +65,8 @@ extension AskStream.AnswerType {
         "who", "whom", "whose", "name of", "the name", "called", "which company", "which contractor", "which supplier", "which vendor",
         "which podcasts", "which journalists", "which practices", "which two", "which three", "which bakery", "quien", "quienes", "como se llama",
         "nombre", "qui", "comment s appelait", "comment s appelle", "le nom", "quels sont les", "quelles sont les",
+        // A place is a name: "Where is Reda from?" got "Reda is from an unspecified location." (the 1.5B, passed).
+        "where is", "where was", "where are", "where does", "where did", "which country", "which city", "what country", "what city",
     ]
     static let numberCues = ["phone number", "tracking number", "reference number", "number of", "what number", "how many"]
     static let quantityCues = [

@@ -301,6 +301,9 @@ public enum AnswerVerifier {
         "not found in the", "not mentioned", "isn't mentioned", "is not mentioned", "does not say", "doesn't say", "does not mention",
         "doesn't mention", "no information", "not in the transcript", "not in the document", "the transcript does not", "the document does not",
         "not stated", "not specified", "no mention", "cannot be found", "can't be found",
+        // A not-found dressed as an answer: "Reda is from an unspecified location." (the 1.5B
+        // on a real podcast, found: true and passed, 2026-12-08).
+        "unspecified", "is not known", "is unknown", "not provided", "not disclosed", "not clear from the",
         "no se menciona", "no se encuentra", "no se dice", "no aparece", "n'est pas mentionn", "introuvable", "ne précise pas", "ne dit pas",
         "nicht erwähnt", "nicht im dokument",
     ]

@@ -18,6 +18,10 @@ extension Finding {
         case factsMissing([String])
         /// The rewrite keeps `kept` of the selection's `of` content words: it says something else.
         case contentLost(kept: Int, of: Int)
+        /// The rewrite speaks to "you" about what the selection says of someone else.
+        case personChanged(from: String)
+        /// A person's family name after another person's first name.
+        case mixedName(key: String, written: String, person: String)
         case factsNotInSelection([String])
         case length(words: Int, selectionWords: Int, bounds: ClosedRange<Double>)
         case tone(Tone, [ToneCheck.Failure])
@@ -119,6 +123,8 @@ extension Finding {
         case .unchanged(let revision): revision ? "the output is the text it was asked to revise, unchanged" : "the output is the selection unchanged"
         case .factsMissing(let facts): "facts of the selection missing or changed: " + facts.joined(separator: ", ")
         case .contentLost(let kept, let of): "keeps \(kept) of the selection's \(of) content words: it says something else, not the selection"
+        case .mixedName(let key, let written, let person): "\(key) names \"\(written)\", who is not in the transcript: \"\(person)\" is someone else"
+        case .personChanged(let from): "says \"you\" of what the selection says of \"\(from)\": it is about someone else"
         case .factsNotInSelection(let facts): "not in the selection: " + facts.joined(separator: ", ")
         case .length(let words, let selection, let bounds):
             "the output has \(words) words for a selection of \(selection) (outside \(bounds.lowerBound)–\(bounds.upperBound)×)"

@@ -67,6 +67,7 @@ public enum RewriteVerifier {
            Double(kept) < minContentShare * Double(of) {
             out.append(Finding(.factMissing, .contentLost(kept: kept, of: of)))
         }
+        if x.previous == nil, let from = personChanged(text, original: x.original) { out.append(Finding(.unsupportedFact, .personChanged(from: from))) }
         let invented = invented(in: text, x, borrowed: borrowed)
         if !invented.isEmpty { out.append(Finding(.unsupportedFact, .factsNotInSelection(invented.map(\.text)))) }
         let originalWords = TextChecks.wordCount(x.original)
@@ -102,6 +103,19 @@ public enum RewriteVerifier {
         let own = TextChecks.terms(original)
         guard own.count >= minContentWords else { return nil }
         return (own.intersection(TextChecks.terms(text)).count, own.count)
+    }
+
+    /// The third-person pronoun the selection says of someone that the rewrite turned into
+    /// "you" ("He actually started his career in marine mechanics…" → "You started your career
+    /// in marine mechanics…", the 1.5B's casual rewrite of a real podcast's quote, passed):
+    /// the selection says no "you", and the rewrite says it where it has fewer of the
+    /// selection's he/she/his/her. English only; nil when nothing changed hands.
+    static func personChanged(_ text: String, original: String) -> String? {
+        let second: Set<String> = ["you", "your", "yours", "yourself"]
+        let third = ["he", "she", "his", "her", "him", "hers", "himself", "herself"]
+        let before = TextChecks.wordsWithoutYouFillers(original), after = TextChecks.wordsWithoutYouFillers(text)
+        guard !before.contains(where: second.contains), after.contains(where: second.contains) else { return nil }
+        return third.first { p in after.filter { $0 == p }.count < before.filter { $0 == p }.count }
     }
 
     /// "Add nothing": the numbers and names of `text` that the selection does not have ("Dear

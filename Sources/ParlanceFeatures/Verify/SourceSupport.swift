@@ -118,11 +118,21 @@ public struct SourceSupport: Sendable {
         var df: [String: Int] = [:]
         for s in segments { for t in Set(Lexicon.words(s.text, .terms)) { df[t, default: 0] += 1 } }
         var scored: [(String, Double)] = []
-        for s in segments {
-            for raw in Lexicon.sentences(s.text, .tiled) {
+        for (k, s) in segments.enumerated() {
+            let pieces = Lexicon.sentences(s.text, .tiled)
+            for (j, raw) in pieces.enumerated() {
                 let sentence = SourceSupport.tidy(raw)
                 let words = TextChecks.wordCount(sentence)
                 guard (8...30).contains(words), !sentence.hasSuffix("?"), !statementsOnly || !SourceSupport.spoken(sentence) else { continue }
+                // A statement begins and ends in its segment: not the end of a sentence the
+                // segment before began ("Thing goes for people who have been working for
+                // years.", a takeaway of the 1.5B's podcast summary), nor cut where the cue ends.
+                if statementsOnly {
+                    let prior = j > 0 ? pieces[j - 1] : k > 0 ? segments[k - 1].text : ""
+                    let opensSentence = prior.isEmpty || prior.trimmingCharacters(in: .whitespaces).last.map { ".!?:\u{2026}".contains($0) } ?? true
+                    let ends = raw.trimmingCharacters(in: .whitespaces).last.map { ".!?\u{2026}\"\u{201D}".contains($0) } ?? false
+                    guard opensSentence, ends else { continue }
+                }
                 let terms = Set(Lexicon.words(sentence, .terms))
                 guard terms.count >= 4 else { continue }
                 let score = SourceSupport.centrality(terms, df)

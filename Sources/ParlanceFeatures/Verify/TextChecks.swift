@@ -4,6 +4,17 @@ import Foundation
 /// does it refuse or talk about being an AI, does it repeat the prompt's own words, how
 /// similar are two texts.
 public enum TextChecks {
+    /// `text`'s words (`Lexicon` normalized) without the fillers that say "you" of no one
+    /// ("you know", "you see", "you guys", "mind you", "if you will"): whether a text speaks
+    /// to a reader is read from what is left.
+    static func wordsWithoutYouFillers(_ text: String) -> [String] {
+        var rest = " " + Lexicon.words(text, .normalized).joined(separator: " ") + " "
+        for f in [" you know ", " you see ", " you guys ", " if you will ", " mind you "] {
+            while rest.contains(f) { rest = rest.replacingOccurrences(of: f, with: " ") }
+        }
+        return rest.split(separator: " ").map(String.init)
+    }
+
     /// Lower case, diacritics folded, punctuation to spaces, whitespace collapsed.
     public static func normalized(_ s: String) -> String {
         let folded = s.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
