@@ -37,6 +37,12 @@ final class RealTranscriptFailuresTests: XCTestCase {
         XCTAssertEqual(AskStream.AnswerType.asked(by: "How old was the film X-ray machine when it was replaced?"), .quantity)
         XCTAssertEqual(AskStream.AnswerType.asked(by: "¿Quiénes cocinaban en Casa Brasa cuando abrió?"), .name)
         XCTAssertEqual(AskStream.AnswerType.asked(by: "Where is Reda from?"), .name)
+        // Suing for an amount is money: "two weeks" and "ten years" are no answer (the 1.5B's
+        // extractive quote of real captions passed as a quantity).
+        XCTAssertEqual(AskStream.AnswerType.asked(by: "How much were the copyright holders suing for?"), .amount)
+        XCTAssertFalse(Answerability.holds(.amount, in: "liability this litigation in two weeks instead of ten years and we forced the copyright guys",
+                                           units: [], questionWords: []))
+        XCTAssertTrue(Answerability.holds(.amount, in: "sued for the GDP of Sweden two hundred and fifty billion dollars", units: [], questionWords: []))
         XCTAssertTrue(AnswerVerifier.saysNotFound("Reda is from an unspecified location."))
     }
 

@@ -58,7 +58,8 @@ extension AskStream.AnswerType {
     /// kilos; it asks for money beside one of these ("how much does it cost", "sell for").
     static let amountCues = [
         "sell for", "sells for", "sold for", "selling for", "cost", "costs", "costed", "price", "prices", "priced", "budget", "fee", "fees", "salary", "charge", "charges", "charged", "pay", "paid",
-        "spend", "spent", "worth", "cuanto cuesta", "cuanto costo", "cuanto ha costado", "cuanto cuestan", "precio", "presupuesto", "coste", "costo",
+        "spend", "spent", "worth", "suing for", "sued for", "sue for", "sues for", "damages", "fined", "invest", "invested",
+        "cuanto cuesta", "cuanto costo", "cuanto ha costado", "cuanto cuestan", "precio", "presupuesto", "coste", "costo",
         "combien coute", "combien a coute", "combien coutent", "prix", "cout", "budget", "payer", "payait", "coutait", "pagar", "pagaba", "pagan",
     ]
     static let nameCues = [
