@@ -29,11 +29,13 @@ def progress(v):
         # A verdict on a draft: said once, on its own line.
         if tty: sys.stdout.write("\r\033[K")
         print(f"  verification: {msg}")
-    line = f"  {v.get('percentage', 0):>3}%  {msg[:60]:<60}  draft {state['attempt']}: {state['chars']} chars"
+    # A report without a percentage (the last one, "done") keeps the last one given.
+    state["pct"] = v.get("percentage", state.get("pct", 0))
+    line = f"  {state['pct']:>3}%  {msg[:60]:<60}  draft {state['attempt']}: {state['chars']} chars"
     if tty:
         sys.stdout.write("\r\033[K" + line); sys.stdout.flush()
     elif msg and msg != state["shown"]:
-        print(f"  {v.get('percentage', 0):>3}%  {msg}")
+        print(f"  {state['pct']:>3}%  {msg}")
         state["shown"] = msg
 def read_until(id_):
     for line in p.stdout:

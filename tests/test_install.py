@@ -11,7 +11,7 @@ not used.)
 
 Slow parts, marked ``slow`` in their names and docstrings: `make install` runs `make build`
 (a no-op after `make test`'s build, which it ships; a full release compile on a bare checkout);
-each model run loads the 0.5B default model and generates at most 64-192 tokens. Every wait
+each model run loads the 1.5B default model and generates at most 64-192 tokens. Every wait
 is on a process exit or an output line; timeouts only bound a hung step.
 """
 
@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"   # the embedded default (scripts/setup-model.sh)
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"   # the embedded default (scripts/setup-model.sh)
 MAKE_TIMEOUT = 3600.0      # on a bare checkout the first make compiles the package (minutes on 2 cores)
 RUN_TIMEOUT = 600.0        # bounds one model load and a short generation (seconds when the machine is idle)
 # One llama.cpp thread: the tests share 2 cores with whatever else runs, and llama.cpp's

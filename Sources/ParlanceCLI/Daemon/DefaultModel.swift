@@ -11,11 +11,11 @@ import Foundation
 /// The first file that exists wins; when none does, the first place is reported and the
 /// error lists every place tried.
 public enum DefaultModel {
-    /// Qwen2.5-Coder-0.5B-Instruct Q4_K_M (scripts/setup-model.sh), chosen by measurement:
+    /// Qwen2.5-Coder-1.5B-Instruct Q4_K_M (scripts/setup-model.sh), chosen by measurement:
     /// README, "Per model".
-    public static let fileName = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    public static let fileName = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     /// Its folder in the set-up cache (scripts/setup-test-models.sh).
-    static let setupFolder = "model-qwen2.5-coder-0.5b-instruct-q4km"
+    static let setupFolder = "model-qwen2.5-coder-1.5b-instruct-q4km"
 
     public static func search(env: [String: String], executable: String = executablePath()) -> (path: String, tried: [String]) {
         var tried: [String] = []

@@ -18,7 +18,7 @@ enum DaemonOptions {
             flag("--model", "[NAME=]PATH", .file, """
                 a GGUF model, named NAME (default: its file name without .gguf); repeat for several; the first is \
                 the default model. NAME=openai:URL#MODEL: MODEL served by an OpenAI-compatible server at URL \
-                (http:// on loopback only). Default: $PARLANCE_MODEL, else the installed Qwen2.5-Coder-0.5B-Instruct
+                (http:// on loopback only). Default: $PARLANCE_MODEL, else the installed Qwen2.5-Coder-1.5B-Instruct
                 """) { $0.registry.flagModels.append(RegistryBuilder.parseModelFlag($1)) },
             flag("--config", "PATH", .file, "models, routes, keep-alive and budget from a JSON file (default: $XDG_CONFIG_HOME/parlance/config.json when it exists); flags win") { $0.configPath = $1 },
             flag("--default-model", "NAME", "the model for requests that name none and match no route") { $0.registry.defaultModel = $1 },
