@@ -78,6 +78,37 @@ extension Answerability {
           "answerableWronglyNotFound": 0.041
         }
       }
+    },
+    {
+      "name": "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+      "modelSha256": [
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+      ],
+      "bias": -1.266,
+      "weights": {
+        "questionCoverage": 0.0,
+        "focusCoverage": -1.871,
+        "typedCoverage": 0.0,
+        "typeMissing": -0.844,
+        "modelPassed": 0.702,
+        "modelSaysNotFound": 0.39,
+        "answerSupport": 1.754,
+        "relationMissing": 0.0,
+        "sentenceCoverage": 1.872
+      },
+      "threshold": 0.51,
+      "provenance": {
+        "model": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "dataset": "eval/data/qa.json, the tuning part (not heldOut)",
+        "questions": 80,
+        "fitted": "2026-12-08, eval/fit_abstention.py: features chosen forward by 10-fold cross-validated log loss, threshold on cross-validated probabilities",
+        "crossValidated": {
+          "logLoss": 0.518,
+          "auc": 0.796,
+          "unanswerableNotFound": 0.516,
+          "answerableWronglyNotFound": 0.041
+        }
+      }
     }
   ]
 }
