@@ -62,9 +62,12 @@ FORBIDDEN = [str(ROOT), str(setup_cache()), *swift_runtime_dir()]
 
 
 def make(*args: str) -> str:
-    """Runs make in the checkout; returns its stdout (fails with its output)."""
+    """Runs make in the checkout; returns its stdout (fails with its output). Without the test
+    suites' $PARLANCE_DEFAULT_MODEL (`make test` points it at SmolLM2-135M): installed as a user
+    installs, the tree holds the embedded default the set-up recorded."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PARLANCE_DEFAULT_MODEL", "PARLANCE_TEST_MODEL")}
     p = subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=MAKE_TIMEOUT)
+                       stderr=subprocess.STDOUT, text=True, timeout=MAKE_TIMEOUT, env=env)
     assert p.returncode == 0, f"make {' '.join(args)} failed ({p.returncode}):\n{p.stdout[-6000:]}"
     return p.stdout
 
