@@ -115,21 +115,6 @@ final class RealTranscriptFailuresTests: XCTestCase {
         XCTAssertNil(AnalysisVerifier.mixedName("Dan and Reda talk about Ott's idea.", people: people))
     }
 
-    /// A hit's context is counted in tokens, not segments: an SRT cue of two short lines
-    /// brings more neighbours than a sentence-sized segment, so "started his career in marine
-    /// mechanics" is shown with "decided to switch tracks into web development", two cues on.
-    func testARetrievalHitsContextIsCountedInTokens() {
-        let cues = ["him. He actually started his", "career in marine mechanics,", "which is pretty interesting. And during the pandemic,",
-                    "decided to switch tracks into, you know, web development and", "front-end development in general.", "Reda: Yeah, sure."]
-        let short = cues.enumerated().map { Segment(id: $0.offset + 18, speaker: "Dan Ott", text: $0.element, startOffset: $0.offset, endOffset: $0.offset + 1) }
-        let words: (String) -> Int = { $0.split(separator: " ").count }
-        let around = Retrieval.neighbourhood(of: 3, in: short, documents: nil, tokenCount: words)
-        XCTAssertTrue(around.contains(1), "\(around)")
-        XCTAssertEqual(around.first, 3)
-        let long = (0..<6).map { Segment(id: $0, speaker: nil, text: String(repeating: "word ", count: 30), startOffset: $0, endOffset: $0 + 1) }
-        XCTAssertEqual(Retrieval.neighbourhood(of: 3, in: long, documents: nil, tokenCount: words), [3, 2, 4])
-    }
-
     /// An audience is a description of people, not a sentence that names a person.
     func testAnAudienceIsADescriptionNotASentence() {
         for sentence in ["1. The interview process has been filled with countless moments that have shaped me into the person I am today.",

@@ -53,33 +53,6 @@ enum Retrieval {
         return informative == 0 ? 0 : Double(present) / Double(informative)
     }
 
-    /// Tokens of context a hit gets on each side: its neighbours, nearest first, until they
-    /// hold this many (at most `maxNeighbours` a side). A sentence-sized segment brings one
-    /// neighbour a side; an SRT cue of two short lines brings up to three. With one a side, a
-    /// real podcast's "decided to switch tracks into… web development" was shown without the
-    /// cue two before it ("started his career in marine mechanics"), and the answer to "What
-    /// did Reda do before he switched to web development?" was wrong (the 1.5B, 2026-12-08).
-    static let contextTokens = 24
-    static let maxNeighbours = 3
-
-    /// `hit` and its neighbours (indices into `segs`, all of the hit's own document), in the
-    /// order they are taken: the hit, then one before and one after, alternating outwards.
-    static func neighbourhood(of hit: Int, in segs: [Segment], documents: AskDocuments?, tokenCount: (String) -> Int) -> [Int] {
-        let uri = documents?.part(of: segs[hit].id)?.uri
-        func sameDocument(_ k: Int) -> Bool { documents == nil || documents?.part(of: segs[k].id)?.uri == uri }
-        var out = [hit]
-        var tokens = [0, 0]
-        for step in 1...maxNeighbours {
-            for (side, k) in [hit - step, hit + step].enumerated() where segs.indices.contains(k) && sameDocument(k) && tokens[side] < contextTokens {
-                // A side stops at its first neighbour of another document.
-                if step > 1, !out.contains(side == 0 ? k + 1 : k - 1) { continue }
-                out.append(k)
-                tokens[side] += tokenCount(segs[k].text)
-            }
-        }
-        return out
-    }
-
     /// The segments to show the model for `query`, within `budget` tokens, excluding ids
     /// already shown (a follow-up adds only new context).
     static func select(_ query: String, coverageQuery: String, input: AnalysisInput, excluding shown: Set<Int>, budget: Int,
@@ -93,8 +66,9 @@ enum Retrieval {
         var chosen = Set<Int>()
         var used = 0
         outer: for hit in hits {
-            for k in neighbourhood(of: hit.index, in: segs, documents: input.documents, tokenCount: tokenCount) {
+            for k in [hit.index, hit.index - 1, hit.index + 1] where segs.indices.contains(k) {
                 let s = segs[k]
+                if k != hit.index, let docs = input.documents, docs.part(of: s.id)?.uri != docs.part(of: segs[hit.index].id)?.uri { continue }
                 guard !chosen.contains(k), !shown.contains(s.id) else { continue }
                 let cost = tokenCount(AnalysisInput.render([s])) + 1
                 if used + cost > budget { break outer }
