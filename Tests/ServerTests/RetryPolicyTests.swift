@@ -115,6 +115,7 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertFalse(FactInsertion.addressesReader("All the models chose to proceed through the intersection. History shows why."))
         XCTAssertFalse(FactInsertion.addressesReader("History shows why the models failed."))
         XCTAssertTrue(FactInsertion.addressesReader("Team, the launch moves to March."))
+        XCTAssertTrue(FactInsertion.addressesReader("Do you know when he's back?"))
         XCTAssertTrue(FactInsertion.addressesReader("The build is red again. Can you look at it before the release?"))
         for tone in [Tone.empathetic, .diplomatic, .formal, .casual] {
             let a = attempt(quote, [Self.off(tone)])

@@ -222,8 +222,9 @@ public struct AnalysisVerifier: Sendable {
         let firstNames = Set(people.compactMap { $0.split(separator: " ").first.map(String.init) })
         for parts in full {
             let tail = Array(parts.dropFirst())
+            // A name that is itself a speaker's ("Sarah Ott" beside "Dan Ott") is no mix.
             for i in words.indices.dropLast(tail.count) where words[i] != parts[0] && firstNames.contains(words[i])
-                && Array(words[(i + 1)...(i + tail.count)]) == tail {
+                && Array(words[(i + 1)...(i + tail.count)]) == tail && !people.contains(([words[i]] + tail).joined(separator: " ")) {
                 return (([words[i]] + tail).map(\.capitalized).joined(separator: " "), parts.map(\.capitalized).joined(separator: " "))
             }
         }

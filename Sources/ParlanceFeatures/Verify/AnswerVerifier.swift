@@ -303,7 +303,9 @@ public enum AnswerVerifier {
         "not stated", "not specified", "no mention", "cannot be found", "can't be found",
         // A not-found dressed as an answer: "Reda is from an unspecified location." (the 1.5B
         // on a real podcast, found: true and passed, 2026-12-08).
-        "unspecified", "is not known", "is unknown", "not provided", "not disclosed", "not clear from the",
+        // Only "unspecified": "not provided" or "is unknown" may be the answer itself
+        // ("Refunds are not provided for annual plans").
+        "unspecified",
         "no se menciona", "no se encuentra", "no se dice", "no aparece", "n'est pas mentionn", "introuvable", "ne précise pas", "ne dit pas",
         "nicht erwähnt", "nicht im dokument",
     ]

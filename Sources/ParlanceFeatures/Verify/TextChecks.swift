@@ -8,11 +8,11 @@ public enum TextChecks {
     /// ("you know", "you see", "you guys", "mind you", "if you will"): whether a text speaks
     /// to a reader is read from what is left.
     static func wordsWithoutYouFillers(_ text: String) -> [String] {
-        var rest = " " + Lexicon.words(text, .normalized).joined(separator: " ") + " "
-        for f in [" you know ", " you see ", " you guys ", " if you will ", " mind you "] {
-            while rest.contains(f) { rest = rest.replacingOccurrences(of: f, with: " ") }
-        }
-        return rest.split(separator: " ").map(String.init)
+        // A filler stands between commas or at a clause's edge ("into, you know, web
+        // development"); "Do you know when he's back?" asks the reader.
+        let fillers = #"(?i)(,\s*you (know|see)\b|\byou (know|see)\s*,|\bmind you\b|\bif you will\b)"#
+        let rest = text.replacingOccurrences(of: fillers, with: ",", options: .regularExpression)
+        return Lexicon.words(rest, .normalized)
     }
 
     /// Lower case, diacritics folded, punctuation to spaces, whitespace collapsed.
