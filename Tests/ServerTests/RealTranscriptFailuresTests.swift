@@ -105,6 +105,14 @@ final class RealTranscriptFailuresTests: XCTestCase {
         XCTAssertTrue(findings.contains { if case .personChanged = $0.subject { return true } else { return false } }, "\(findings)")
     }
 
+    /// A summary whose first sentence went as unsupported is not left opening "It also…".
+    func testASummaryLeftAsAContinuationIsNotRepairedByRemoval() {
+        XCTAssertTrue(AnalysisVerifier.continues("It also provides advice on how to attract angel investors by gaining momentum, writing interesting blogs and hustle."))
+        XCTAssertTrue(AnalysisVerifier.continues("Additionally, the speaker covers funding."))
+        XCTAssertFalse(AnalysisVerifier.continues("Travis Kalanick tells how Scour was sued and how he raised money for Red Swoosh."))
+        XCTAssertFalse(AnalysisVerifier.continues("It is a talk about startups."))
+    }
+
     /// A summary that gives one speaker another's family name fails.
     func testASummaryThatMixesTwoSpeakersNamesFails() {
         let people: Set<String> = ["bekah hawrot weigel", "dan ott", "reda", "bekah", "dan"]

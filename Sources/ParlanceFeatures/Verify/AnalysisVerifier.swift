@@ -145,12 +145,22 @@ public struct AnalysisVerifier: Sendable {
             let kept = sentences.filter { source.supported($0) }
             var finding = Finding(.unsupportedFact, .proseUnsupported(key: key, unsupported: unsupported.count, of: sentences.count, first: unsupported[0]),
                                   path: key)
-            if mode == .repair, !kept.isEmpty, case let fixed = kept.joined(separator: " "), source.namesSubject(fixed) {
+            if mode == .repair, !kept.isEmpty, case let fixed = kept.joined(separator: " "), source.namesSubject(fixed), !Self.continues(fixed) {
                 r.value[key] = .string(fixed)
                 finding.action = .removed
             }
             r.findings.append(finding)
         }
+    }
+
+    /// Prose that opens as the continuation of a sentence no longer there: "It also provides
+    /// advice on how to attract angel investors…" was all that was left of the 1.5B's summary
+    /// of real captions once its first sentence went as unsupported, and it passed. Such prose
+    /// is not repaired by removal; the finding stays open.
+    static func continues(_ prose: String) -> Bool {
+        let t = prose.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        return t.range(of: #"^((it|they|he|she|this|these|that|we) (also|further|additionally)\b|also\b|additionally\b|in addition\b|furthermore\b|moreover\b|besides\b|however\b|then\b)"#,
+                       options: .regularExpression) != nil
     }
 
     /// A target audience that is a name is repaired before regenerating: the people the
