@@ -72,12 +72,11 @@ enum FactInsertion {
     /// started his career in marine mechanics…" came back with "Let me know if you've been
     /// working on any projects or have any questions." added, and passed (2026-12-08).
     static func addressesReader(_ selection: String) -> Bool {
-        let words = Lexicon.words(selection, .normalized)
         let greeting = #"^\s*((hi|hello|hey|dear|good (morning|afternoon|evening))\b|(team|folks|all|everyone)\s*[,:!])"#
         if selection.range(of: greeting, options: [.regularExpression, .caseInsensitive]) != nil { return true }
-        if words.contains(where: { ["thanks", "thank", "regards", "cheers", "please"].contains($0) }) { return true }
-        let rest = " " + TextChecks.wordsWithoutYouFillers(selection).joined(separator: " ") + " "
-        return [" you ", " your ", " yours ", " you re ", " you ll ", " you ve ", " you d ", " youre ", " youll ", " youve "].contains { rest.contains($0) }
+        // The fillers taken out hold no word of thanks; "you're", however split, holds "you" or "youre".
+        let words = TextChecks.wordsWithoutYouFillers(selection)
+        return words.contains { ["thanks", "thank", "regards", "cheers", "please", "you", "your", "yours", "youre", "youll", "youve"].contains($0) }
     }
 
     /// The longest word a sentence mending a tone may write, in characters.

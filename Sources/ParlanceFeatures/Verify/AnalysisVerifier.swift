@@ -255,7 +255,7 @@ public struct AnalysisVerifier: Sendable {
     /// The labels `copiesLines` reads: the transcript's speakers; without a transcript, the
     /// names.
     var speakerLabels: Set<String> {
-        source.map { Set($0.segments.compactMap { $0.speaker.map(TextChecks.normalized) }) } ?? names
+        source == nil ? names : speakers
     }
 
     /// `merged` (an earlier attempt, already repaired) completed from `next`: lists that

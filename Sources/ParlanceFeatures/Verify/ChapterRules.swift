@@ -28,10 +28,7 @@ public enum ChapterRules {
     /// word no title ends with ("Reda, a front-end developer based in Morocco, is", "fast and
     /// having learning gaps in projects,": the 0.5B on a real podcast, issue 80).
     static func cut(_ title: String) -> Bool {
-        guard let first = title.first(where: { $0.isLetter || $0.isNumber }), let last = title.last else { return false }
-        if first.isLowercase || ",;:-\u{2013}\u{2014}".contains(last) { return true }
-        guard last.isLetter, let w = Lexicon.words(title, .normalized).last else { return false }
-        return ListItemRules.sentenceDangling.contains(w) || ListItemRules.danglingWords.contains(w)
+        ListItemRules.brokenOff(title, endings: ",;:-\u{2013}\u{2014}", dangling: ListItemRules.sentenceDangling.union(ListItemRules.danglingWords))
     }
 
     /// The prompt's field names: a title that is one of them is a label, not content.

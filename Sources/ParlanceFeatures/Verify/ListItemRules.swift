@@ -81,12 +81,19 @@ public enum ListItemRules {
     /// captioned talk were such pieces, and passed (issue 77).
     static func fragment(_ item: String) -> Bool {
         let t = item.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let first = t.first(where: { $0.isLetter || $0.isNumber }), let last = t.last else { return false }
-        if first.isLowercase { return true }
-        if ",;:".contains(last) { return true }
-        if let w = Lexicon.words(t, .normalized).last, sentenceDangling.contains(w), last.isLetter { return true }
+        if brokenOff(t, endings: ",;:", dangling: sentenceDangling) { return true }
         let sentences = Lexicon.sentences(t, .tiled).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return sentences.count >= 2 && !(sentences.last!.last.map { ".!?\u{2026}\"'\u{201D})".contains($0) } ?? true)
+    }
+
+    /// `text` (trimmed) opens in lower case, or ends on one of `endings` or, after a letter, on
+    /// one of the words `dangling`: a piece cut out of a sentence. `fragment` and
+    /// `ChapterRules.cut` read it with their own endings and words.
+    static func brokenOff(_ text: String, endings: String, dangling: Set<String>) -> Bool {
+        guard let first = text.first(where: { $0.isLetter || $0.isNumber }), let last = text.last else { return false }
+        if first.isLowercase || endings.contains(last) { return true }
+        guard last.isLetter, let w = Lexicon.words(text, .normalized).last else { return false }
+        return dangling.contains(w)
     }
 
     /// Words a sentence does not end on (beside `danglingWords`).
